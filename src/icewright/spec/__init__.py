@@ -1,0 +1,1 @@
+"""The Iceberg table and view format: types, schemas, partitioning, metadata."""

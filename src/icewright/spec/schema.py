@@ -1,0 +1,224 @@
+"""Table schemas (spec: "Schemas", JSON per Appendix C).
+
+A :class:`Schema` is an immutable struct with a schema id and the ids of its
+identifier fields. Lookups by field id and by dotted name cover nested fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from typing import Any
+
+from icewright.errors import ValidationError
+from icewright.spec.types import (
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    NestedType,
+    PrimitiveType,
+    StructType,
+    field_from_json,
+    field_to_json,
+)
+
+
+class Schema:
+    """An immutable table schema.
+
+    >>> from icewright.spec.types import LongType, StringType
+    >>> s = Schema(NestedField(1, "id", LongType(), required=True),
+    ...            NestedField(2, "region", StringType()), identifier_field_ids=(1,))
+    >>> s.find_field("region").field_id
+    2
+    """
+
+    __slots__ = ("__dict__", "_fields", "identifier_field_ids", "schema_id")
+
+    def __init__(
+        self,
+        *fields: NestedField,
+        schema_id: int = 0,
+        identifier_field_ids: tuple[int, ...] | list[int] = (),
+    ) -> None:
+        self._fields = tuple(fields)
+        self.schema_id = schema_id
+        self.identifier_field_ids = tuple(identifier_field_ids)
+        self._validate()
+
+    # --- structure ----------------------------------------------------------
+
+    @property
+    def fields(self) -> tuple[NestedField, ...]:
+        """The top-level fields, in order."""
+        return self._fields
+
+    def as_struct(self) -> StructType:
+        return StructType(*self._fields)
+
+    @cached_property
+    def _by_id(self) -> dict[int, NestedField]:
+        index: dict[int, NestedField] = {}
+        for _, f in _walk(self._fields, ()):
+            if f.field_id in index:
+                raise ValidationError(
+                    f"field id {f.field_id} is used twice ({index[f.field_id].name!r} and "
+                    f"{f.name!r}): every field id in a schema must be unique"
+                )
+            index[f.field_id] = f
+        return index
+
+    @cached_property
+    def _by_name(self) -> dict[str, int]:
+        return {".".join(path): f.field_id for path, f in _walk(self._fields, ())}
+
+    @cached_property
+    def _parents(self) -> dict[int, int]:
+        parents: dict[int, int] = {}
+
+        def visit(parent: int | None, t: IcebergType) -> None:
+            if isinstance(t, NestedType):
+                for child in t.fields:
+                    if parent is not None:
+                        parents[child.field_id] = parent
+                    visit(child.field_id, child.field_type)
+
+        visit(None, self.as_struct())
+        return parents
+
+    @property
+    def highest_field_id(self) -> int:
+        """The largest field id in the schema, nested fields included (0 if empty)."""
+        return max(self._by_id, default=0)
+
+    def field_ids(self) -> frozenset[int]:
+        return frozenset(self._by_id)
+
+    def find_field(self, name_or_id: str | int, case_sensitive: bool = True) -> NestedField:
+        """The field with this id, or with this dotted name (``"a.b"``).
+
+        Raises :class:`ValidationError` naming the known columns if there is none.
+        """
+        if isinstance(name_or_id, int):
+            f = self._by_id.get(name_or_id)
+            if f is None:
+                raise ValidationError(f"schema {self.schema_id} has no field with id {name_or_id}")
+            return f
+        field_id = self._by_name.get(name_or_id)
+        if field_id is None and not case_sensitive:
+            lowered = {k.lower(): v for k, v in self._by_name.items()}
+            field_id = lowered.get(name_or_id.lower())
+        if field_id is None:
+            known = ", ".join(sorted(self._by_name))
+            raise ValidationError(f"no column named {name_or_id!r}; the columns are: {known}")
+        return self._by_id[field_id]
+
+    def find_type(self, name_or_id: str | int) -> IcebergType:
+        return self.find_field(name_or_id).field_type
+
+    def column_name(self, field_id: int) -> str:
+        """The full dotted name of the field with this id."""
+        for name, fid in self._by_name.items():
+            if fid == field_id:
+                return name
+        raise ValidationError(f"schema {self.schema_id} has no field with id {field_id}")
+
+    def parent_id(self, field_id: int) -> int | None:
+        """The id of the struct/list/map field that holds this field, if nested."""
+        return self._parents.get(field_id)
+
+    def leaf_fields(self) -> Iterator[NestedField]:
+        """Every field whose type is primitive, depth first, in schema order."""
+        for _, f in _walk(self._fields, ()):
+            if isinstance(f.field_type, PrimitiveType):
+                yield f
+
+    # --- identity -----------------------------------------------------------
+
+    def same_structure(self, other: Schema) -> bool:
+        """Equal fields and identifier ids, ignoring the schema id."""
+        return (
+            self._fields == other._fields
+            and self.identifier_field_ids == other.identifier_field_ids
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Schema)
+            and self.schema_id == other.schema_id
+            and self.same_structure(other)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.schema_id, self._fields, self.identifier_field_ids))
+
+    def __repr__(self) -> str:
+        return f"Schema({self.as_struct()}, schema_id={self.schema_id})"
+
+    def with_schema_id(self, schema_id: int) -> Schema:
+        return Schema(*self._fields, schema_id=schema_id, identifier_field_ids=self.identifier_field_ids)
+
+    # --- JSON ---------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "struct",
+            "schema-id": self.schema_id,
+        }
+        if self.identifier_field_ids:
+            out["identifier-field-ids"] = list(self.identifier_field_ids)
+        out["fields"] = [field_to_json(f) for f in self._fields]
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Schema:
+        if not isinstance(obj, dict):
+            raise ValidationError(f"a schema must be a JSON object, got {type(obj).__name__}")
+        if obj.get("type", "struct") != "struct":
+            raise ValidationError(f"a schema must be a struct, got type {obj.get('type')!r}")
+        fields = obj.get("fields")
+        if not isinstance(fields, list):
+            raise ValidationError("a schema must have a 'fields' list")
+        ids = obj.get("identifier-field-ids") or []
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            raise ValidationError(f"identifier-field-ids must be a list of ints, got {ids!r}")
+        schema_id = obj.get("schema-id", 0)
+        if isinstance(schema_id, bool) or not isinstance(schema_id, int):
+            raise ValidationError(f"schema-id must be an integer, got {schema_id!r}")
+        return cls(
+            *(field_from_json(f) for f in fields),
+            schema_id=schema_id,
+            identifier_field_ids=ids,
+        )
+
+    # --- checks -------------------------------------------------------------
+
+    def _validate(self) -> None:
+        names = [f.name for f in self._fields]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValidationError(f"duplicate column names in schema: {sorted(dupes)}")
+        _ = self._by_id  # raises on duplicate ids
+        for fid in self.identifier_field_ids:
+            f = self._by_id.get(fid)
+            if f is None:
+                raise ValidationError(f"identifier field id {fid} is not a field of the schema")
+            if not isinstance(f.field_type, PrimitiveType):
+                raise ValidationError(f"identifier field {f.name!r} must be a primitive type")
+            if not f.required:
+                raise ValidationError(f"identifier field {f.name!r} must be required")
+
+
+def _walk(
+    fields: tuple[NestedField, ...], prefix: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], NestedField]]:
+    """Depth-first (path, field) pairs; list elements and map keys/values by their role names."""
+    for f in fields:
+        path = (*prefix, f.name)
+        yield path, f
+        t = f.field_type
+        if isinstance(t, StructType):
+            yield from _walk(t.fields, path)
+        elif isinstance(t, ListType | MapType):
+            yield from _walk(t.fields, path)

@@ -1,0 +1,12 @@
+# Sourced by the scripts in this folder: finds or installs uv, then builds the
+# project's environment (.venv) from uv.lock with every extra.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if command -v uv >/dev/null 2>&1; then
+  UV=(uv)
+else
+  python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+  UV=(python3 -m uv)
+fi
+"${UV[@]}" sync --quiet --frozen --all-extras
+export PATH="$PWD/.venv/bin:$PATH"

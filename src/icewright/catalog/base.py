@@ -1,0 +1,458 @@
+"""The catalog contract: namespaces, tables, views, and the atomic pointer swap.
+
+A catalog maps a name to the location of a table's (or view's) current
+metadata file. Everything else about a table lives in that file, so a commit
+is: write a new metadata file, then move the pointer from the base file to the
+new one only if it still points at the base (spec: "Commit Conflict
+Resolution and Retry"). :meth:`Catalog.commit_table` raises exactly one of
+
+* :class:`~icewright.errors.CommitFailed`: the pointer moved; nothing was
+  committed, the attempt's metadata file is deleted, and a retry on fresh
+  metadata is safe;
+* :class:`~icewright.errors.CommitStateUnknown`: the outcome cannot be
+  known; nothing is deleted;
+* :class:`~icewright.errors.NoSuchTable` or
+  :class:`~icewright.errors.ValidationError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import types
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from icewright.catalog.identifier import Identifier, Namespace, parse_namespace
+from icewright.catalog.metadata_files import read_table_metadata, write_new_metadata
+from icewright.errors import (
+    CommitFailed,
+    FileAlreadyExists,
+    NoSuchFile,
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchView,
+    ValidationError,
+)
+from icewright.io import S3_SCHEMES, FileIO, load_file_io
+from icewright.io.base import uri_scheme
+from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from icewright.spec.schema import Schema
+from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
+from icewright.spec.table_metadata import TableMetadata, new_table_metadata
+from icewright.spec.view_metadata import ViewMetadata
+
+__all__ = ["Catalog", "PropertiesUpdate", "Table", "View"]
+
+logger = logging.getLogger(__name__)
+
+IdentifierLike = str | Sequence[str] | Identifier
+NamespaceLike = str | Sequence[str]
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A loaded table: its name, metadata, where that metadata lives, and how to reach files.
+
+    A handle is a snapshot in time; :meth:`refresh` loads the table again.
+    """
+
+    identifier: Identifier
+    metadata: TableMetadata
+    metadata_location: str
+    io: FileIO = field(repr=False)
+    catalog: Catalog = field(repr=False)
+
+    @property
+    def location(self) -> str:
+        """The table's base location."""
+        return self.metadata.location
+
+    def refresh(self) -> Table:
+        """The table as the catalog has it now."""
+        return self.catalog.load_table(self.identifier)
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """A loaded view: its name, metadata and metadata file location."""
+
+    identifier: Identifier
+    metadata: ViewMetadata
+    metadata_location: str
+    io: FileIO = field(repr=False)
+    catalog: Catalog = field(repr=False)
+
+    def refresh(self) -> View:
+        """The view as the catalog has it now."""
+        return self.catalog.load_view(self.identifier)
+
+
+@dataclass(frozen=True)
+class PropertiesUpdate:
+    """What :meth:`Catalog.update_namespace_properties` did."""
+
+    removed: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def check_properties(properties: Mapping[str, str] | None, what: str) -> dict[str, str]:
+    """A plain dict copy of ``properties``, refusing non-string keys or values."""
+    out: dict[str, str] = {}
+    for key, value in (properties or {}).items():
+        if not isinstance(key, str) or not key:
+            raise ValidationError(f"{what} keys must be non-empty strings, got {key!r}")
+        if not isinstance(value, str):
+            raise ValidationError(
+                f"{what} values must be strings; {key!r} has {type(value).__name__} {value!r}"
+            )
+        out[key] = value
+    return out
+
+
+def plan_properties_update(
+    current: Mapping[str, str], removals: Iterable[str], updates: Mapping[str, str] | None
+) -> tuple[dict[str, str], PropertiesUpdate]:
+    """The properties after removing ``removals`` and setting ``updates``, and a summary."""
+    removal_set = set(removals)
+    update_map = check_properties(updates, "namespace property")
+    overlap = removal_set & set(update_map)
+    if overlap:
+        raise ValidationError(
+            f"namespace properties {sorted(overlap)} are both removed and updated; "
+            "pass each key in only one of removals and updates"
+        )
+    result = dict(current)
+    removed = tuple(sorted(k for k in removal_set if k in result))
+    missing = tuple(sorted(k for k in removal_set if k not in result))
+    for key in removed:
+        del result[key]
+    result.update(update_map)
+    return result, PropertiesUpdate(removed, tuple(sorted(update_map)), missing)
+
+
+class Catalog(ABC):
+    """A named catalog of namespaces, tables and views over a warehouse.
+
+    Implementations: :class:`~icewright.catalog.sql.SqlCatalog`,
+    :class:`~icewright.catalog.filesystem.FileSystemCatalog` and
+    :class:`~icewright.catalog.glue.GlueCatalog`. Names are given as dotted
+    strings, tuples of levels, or :class:`Identifier`.
+    """
+
+    def __init__(self, name: str, warehouse: str, properties: Mapping[str, str]) -> None:
+        if not isinstance(name, str) or not name or len(name) > 255:
+            raise ValidationError(
+                f"catalog name must be a non-empty string of at most 255 characters, got {name!r}"
+            )
+        self._name = name
+        self._warehouse = warehouse.rstrip("/") if len(warehouse) > 1 else warehouse
+        self._properties: Mapping[str, str] = types.MappingProxyType(
+            {**check_properties(properties, "catalog property"), "warehouse": self._warehouse}
+        )
+        self._io_cache: dict[str, FileIO] = {}
+        self._io_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The catalog's name (the SQL catalog's ``catalog_name``)."""
+        return self._name
+
+    @property
+    def warehouse(self) -> str:
+        """Where new tables go by default."""
+        return self._warehouse
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        """The catalog's (read-only) properties, including FileIO ones (``s3.*``)."""
+        return self._properties
+
+    def file_io(self, location: str | None = None) -> FileIO:
+        """The FileIO for ``location`` (default: the warehouse), built from the properties."""
+        target = location or self._warehouse
+        key = "s3" if uri_scheme(target) in S3_SCHEMES else "local"
+        with self._io_lock:
+            io = self._io_cache.get(key)
+            if io is None:
+                io = load_file_io(target, self._properties)
+                self._io_cache[key] = io
+        return io
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most catalogs hold nothing
+        """Release connections the catalog holds (the SQL engine)."""
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self._name!r}, warehouse={self._warehouse!r})"
+
+    # --- namespaces ----------------------------------------------------------
+
+    @abstractmethod
+    def create_namespace(
+        self, namespace: NamespaceLike, properties: Mapping[str, str] | None = None
+    ) -> None:
+        """Create a namespace; ``NamespaceAlreadyExists`` if it exists."""
+
+    @abstractmethod
+    def list_namespaces(self, parent: NamespaceLike = ()) -> list[Namespace]:
+        """The namespaces directly below ``parent`` (default: the top level), sorted."""
+
+    @abstractmethod
+    def namespace_exists(self, namespace: NamespaceLike) -> bool:
+        """Whether the namespace exists."""
+
+    @abstractmethod
+    def load_namespace_properties(self, namespace: NamespaceLike) -> dict[str, str]:
+        """The namespace's properties; ``NoSuchNamespace`` if it does not exist."""
+
+    @abstractmethod
+    def update_namespace_properties(
+        self,
+        namespace: NamespaceLike,
+        removals: Iterable[str] = (),
+        updates: Mapping[str, str] | None = None,
+    ) -> PropertiesUpdate:
+        """Remove ``removals`` and set ``updates`` on the namespace's properties."""
+
+    @abstractmethod
+    def drop_namespace(self, namespace: NamespaceLike) -> None:
+        """Drop an empty namespace; ``NamespaceNotEmpty`` if it holds tables or views."""
+
+    def _require_namespace(self, namespace: Namespace) -> None:
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespace(
+                f"namespace {'.'.join(namespace)!r} does not exist in catalog {self._name!r}; "
+                "create it first with create_namespace"
+            )
+
+    # --- tables --------------------------------------------------------------
+
+    def default_table_location(self, identifier: IdentifierLike) -> str:
+        """Where :meth:`create_table` puts a table when no location is given."""
+        ident = Identifier.parse(identifier)
+        return "/".join((self._warehouse, *ident.namespace, ident.name))
+
+    def create_table(  # noqa: PLR0917 - the catalog API's positional order
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        format_version: int = 2,
+    ) -> Table:
+        """Create a table: build its first metadata, write it, register the pointer.
+
+        Raises ``NoSuchNamespace`` if the namespace is missing and
+        ``TableAlreadyExists`` if a table or view has the name.
+        """
+        ident = Identifier.parse(identifier)
+        self._require_namespace(ident.namespace)
+        target = self._table_location(ident, location)
+        metadata = new_table_metadata(
+            schema,
+            partition_spec,
+            sort_order,
+            target,
+            check_properties(properties, "table property"),
+            format_version=format_version,
+        )
+        return self.create_table_from_metadata(ident, metadata)
+
+    def _table_location(self, ident: Identifier, location: str | None) -> str:
+        if location is None:
+            return self.default_table_location(ident)
+        if not isinstance(location, str) or not location.strip():
+            raise ValidationError(f"table location must be a non-empty string, got {location!r}")
+        load_file_io(location, self._properties)  # refuses schemes icewright cannot write
+        return location.rstrip("/") if len(location) > 1 else location
+
+    @abstractmethod
+    def create_table_from_metadata(
+        self, identifier: IdentifierLike, metadata: TableMetadata
+    ) -> Table:
+        """Create a table whose first metadata file is ``metadata``."""
+
+    @abstractmethod
+    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        """Add an existing table (its current metadata file) to the catalog."""
+
+    @abstractmethod
+    def load_table(self, identifier: IdentifierLike) -> Table:
+        """Load a table; ``NoSuchTable`` if there is none of that name."""
+
+    def table_exists(self, identifier: IdentifierLike) -> bool:
+        """Whether a table (not a view) of that name exists."""
+        try:
+            self.load_table(identifier)
+        except NoSuchTable:
+            return False
+        return True
+
+    @abstractmethod
+    def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
+        """The tables in a namespace (not in its children), sorted by name."""
+
+    @abstractmethod
+    def drop_table(self, identifier: IdentifierLike, purge: bool = False) -> None:
+        """Remove a table from the catalog; with ``purge``, delete its files too."""
+
+    @abstractmethod
+    def rename_table(self, source: IdentifierLike, destination: IdentifierLike) -> Table:
+        """Rename a table (its files stay where they are)."""
+
+    @abstractmethod
+    def commit_table(
+        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata
+    ) -> str:
+        """Write ``new_metadata`` and swap the pointer from the base to it.
+
+        Returns the new metadata location. Raises exactly one of
+        ``CommitFailed`` (deleting the file this attempt wrote),
+        ``CommitStateUnknown`` (deleting nothing), ``NoSuchTable`` or
+        ``ValidationError``.
+        """
+
+    # --- views ---------------------------------------------------------------
+
+    @abstractmethod
+    def create_view(self, identifier: IdentifierLike, metadata: ViewMetadata) -> View:
+        """Create a view from its first metadata; ``ViewAlreadyExists`` if the name is taken."""
+
+    @abstractmethod
+    def load_view(self, identifier: IdentifierLike) -> View:
+        """Load a view; ``NoSuchView`` if there is none of that name."""
+
+    def view_exists(self, identifier: IdentifierLike) -> bool:
+        """Whether a view (not a table) of that name exists."""
+        try:
+            self.load_view(identifier)
+        except NoSuchView:
+            return False
+        return True
+
+    @abstractmethod
+    def list_views(self, namespace: NamespaceLike) -> list[Identifier]:
+        """The views in a namespace, sorted by name."""
+
+    @abstractmethod
+    def commit_view(
+        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: ViewMetadata
+    ) -> str:
+        """Replace a view's metadata; the same contract as :meth:`commit_table`."""
+
+    @abstractmethod
+    def drop_view(self, identifier: IdentifierLike) -> None:
+        """Remove a view from the catalog (its metadata files are kept)."""
+
+    # --- shared commit steps ------------------------------------------------------
+
+    @staticmethod
+    def _check_table_metadata(metadata: object) -> TableMetadata:
+        if not isinstance(metadata, TableMetadata):
+            raise ValidationError(
+                f"expected TableMetadata, got {type(metadata).__name__}; "
+                "build it with icewright.spec.table_metadata"
+            )
+        return metadata
+
+    @staticmethod
+    def _check_view_metadata(metadata: object) -> ViewMetadata:
+        if not isinstance(metadata, ViewMetadata):
+            raise ValidationError(
+                f"expected ViewMetadata, got {type(metadata).__name__}; "
+                "build it with icewright.spec.view_metadata"
+            )
+        return metadata
+
+    @staticmethod
+    def _with_base_in_log(io: FileIO, base_location: str, new: TableMetadata) -> TableMetadata:
+        """``new`` with the base file appended to its ``metadata-log`` (spec: "Table
+        Metadata Fields"), unless the caller has already appended it.
+
+        The entry's timestamp is the base file's ``last-updated-ms``, so the base
+        is read; it must describe the same table as ``new``.
+        """
+        if new.metadata_log and new.metadata_log[-1].metadata_file == base_location:
+            return new
+        try:
+            base = read_table_metadata(io, base_location)
+        except NoSuchFile as e:
+            raise ValidationError(
+                f"the base metadata file {base_location} does not exist ({e}); load the table "
+                "again and rebuild the change on its current metadata"
+            ) from e
+        if base.table_uuid is not None and base.table_uuid != new.table_uuid:
+            raise ValidationError(
+                f"the new metadata has table-uuid {new.table_uuid}, but the base metadata "
+                f"{base_location} belongs to table {base.table_uuid}: a commit must describe "
+                "the same table"
+            )
+        return new.with_previous_metadata(base_location, base.last_updated_ms)
+
+    @staticmethod
+    def _write_attempt(io: FileIO, location: str, metadata: TableMetadata | ViewMetadata) -> None:
+        """Create the attempt's metadata file; any failure means nothing was committed."""
+        try:
+            write_new_metadata(io, location, metadata)
+        except ValidationError:
+            raise
+        except FileAlreadyExists as e:
+            raise CommitFailed(
+                f"metadata file {location} already exists, written by another commit; "
+                "reload the table and retry"
+            ) from e
+        except Exception as e:
+            delete_quietly(io, location)
+            raise CommitFailed(
+                f"could not write metadata file {location} ({type(e).__name__}: {e}); "
+                "the pointer was not changed, so retrying is safe"
+            ) from e
+
+
+def delete_quietly(io: FileIO, location: str) -> None:
+    """Delete a file this commit attempt wrote; a failure is only logged."""
+    try:
+        io.delete(location)
+    except Exception as e:  # the commit outcome is already decided
+        logger.warning("could not delete uncommitted metadata file %s: %s", location, e)
+
+
+def namespace_of(namespace: NamespaceLike, allow_root: bool = False) -> Namespace:
+    """Parse a namespace argument; the root ``()`` only where ``allow_root``."""
+    ns = parse_namespace(namespace)
+    if not ns and not allow_root:
+        raise ValidationError("a namespace needs at least one level, e.g. 'sales'")
+    return ns
+
+
+def table_handle(
+    catalog: Catalog, ident: Identifier, metadata: TableMetadata, location: str
+) -> Table:
+    """A :class:`Table` with the FileIO for its location."""
+    return Table(ident, metadata, location, catalog.file_io(metadata.location), catalog)
+
+
+def view_handle(catalog: Catalog, ident: Identifier, metadata: ViewMetadata, location: str) -> View:
+    """A :class:`View` with the FileIO for its location."""
+    return View(ident, metadata, location, catalog.file_io(metadata.location), catalog)
+
+
+def describe(kind: str, ident: Identifier) -> str:
+    """``table 'db.t'`` for messages."""
+    return f"{kind} {str(ident)!r}"
+
+
+def any_of(*values: Any) -> Any:
+    """The first value that is not None."""
+    return next((v for v in values if v is not None), None)

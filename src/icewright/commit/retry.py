@@ -1,0 +1,85 @@
+"""Commit retry policy: table properties ``commit.retry.*`` (spec: "Table Properties").
+
+Only :class:`~icewright.errors.CommitFailed` is retried: it means another writer
+moved the pointer first. Validation errors and unknown outcomes end the loop.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from icewright.errors import CommitFailed, ValidationError
+
+T = TypeVar("T")
+
+NUM_RETRIES = "commit.retry.num-retries"
+MIN_WAIT_MS = "commit.retry.min-wait-ms"
+MAX_WAIT_MS = "commit.retry.max-wait-ms"
+TOTAL_TIMEOUT_MS = "commit.retry.total-timeout-ms"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, bounded by attempts and total time."""
+
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str]) -> RetryPolicy:
+        def read(key: str, default: int) -> int:
+            raw = properties.get(key)
+            if raw is None:
+                return default
+            try:
+                value = int(raw)
+            except ValueError:
+                raise ValidationError(
+                    f"table property {key}={raw!r} must be a whole number"
+                ) from None
+            if value < 0:
+                raise ValidationError(f"table property {key}={raw!r} must not be negative")
+            return value
+
+        return cls(
+            num_retries=read(NUM_RETRIES, cls.num_retries),
+            min_wait_ms=read(MIN_WAIT_MS, cls.min_wait_ms),
+            max_wait_ms=read(MAX_WAIT_MS, cls.max_wait_ms),
+            total_timeout_ms=read(TOTAL_TIMEOUT_MS, cls.total_timeout_ms),
+        )
+
+    def backoff_ms(self, attempt: int) -> float:
+        """How long to wait before retry number ``attempt`` (1-based)."""
+        ceiling = min(self.max_wait_ms, self.min_wait_ms * (2 ** (attempt - 1)))
+        # Full jitter keeps racing writers from retrying in lock step.
+        return random.uniform(self.min_wait_ms, max(self.min_wait_ms, ceiling))
+
+    def run(
+        self,
+        attempt: Callable[[int], T],
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> T:
+        """Call ``attempt(n)`` until it returns, retrying only :class:`CommitFailed`.
+
+        The last ``CommitFailed`` propagates once retries or time run out.
+        """
+        start = clock()
+        n = 0
+        while True:
+            n += 1
+            try:
+                return attempt(n)
+            except CommitFailed:
+                elapsed_ms = (clock() - start) * 1000
+                if n > self.num_retries or elapsed_ms >= self.total_timeout_ms:
+                    raise
+                wait = min(self.backoff_ms(n), max(0.0, self.total_timeout_ms - elapsed_ms))
+                sleep(wait / 1000)

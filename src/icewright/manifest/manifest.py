@@ -1,0 +1,686 @@
+"""Manifest files: writing and reading (spec: "Manifests", "Sequence Number Inheritance").
+
+A manifest is an Avro file of ``manifest_entry`` records for one partition spec, with
+the table schema and the spec in its key-value metadata. :class:`ManifestWriter` builds
+the bytes and the :class:`ManifestFile` that describes them in a manifest list;
+:func:`read_manifest` reads the entries back and applies the inheritance rules.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+import fastavro
+
+from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
+from icewright.manifest.avro_schemas import (
+    BLOCK_SIZE,
+    DATA_FILE_FIELD_ID,
+    PARTITION_FIELD_ID,
+    SUPPORTED_FORMAT_VERSIONS,
+    AvroSchema,
+    avro_field_name,
+    avro_value_converter,
+    data_file_type,
+    manifest_entry_schema,
+    manifest_entry_type,
+    named_types,
+    partition_value_to_avro,
+    rename_fields,
+    renames_by_field_id,
+    resolve,
+    strip_logical_types,
+)
+from icewright.manifest.data_file import (
+    DEFAULT_BLOCK_SIZE,
+    UNASSIGNED_SEQ,
+    DataFile,
+    EntryStatus,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestFile,
+    PartitionFieldSummary,
+)
+from icewright.spec.partitioning import PartitionSpec
+from icewright.spec.schema import Schema
+from icewright.spec.types import DoubleType, FloatType, IcebergType, PrimitiveType, StructType
+from icewright.spec.values import to_bytes
+
+DEFAULT_CODEC = "deflate"
+"""Avro block compression of manifests and manifest lists (what the reference writes)."""
+
+
+class ManifestMetadata(NamedTuple):
+    """What a manifest's Avro key-value metadata says (spec: "Manifests")."""
+
+    schema: Schema
+    spec: PartitionSpec
+    format_version: int
+    content: ManifestContent
+
+
+# --- partition summaries (spec: "Manifest Lists", field_summary) ----------------------
+
+
+class _FieldSummaryBuilder:
+    """Running null/NaN flags and min/max of one partition field over a manifest."""
+
+    def __init__(self, field_type: IcebergType) -> None:
+        # Partition result types are always primitive (spec: "Partition Transforms").
+        assert isinstance(field_type, PrimitiveType)
+        self.field_type: PrimitiveType = field_type
+        self.is_float = isinstance(field_type, FloatType | DoubleType)
+        self.contains_null = False
+        self.contains_nan = False
+        self.lower: Any = None
+        self.upper: Any = None
+
+    def _key(self, value: Any) -> Any:
+        # Floats compare in IEEE 754 totalOrder for bounds: -0.0 sorts before +0.0 (spec:
+        # "Manifest Lists", note 2).
+        return (value, math.copysign(1.0, value)) if self.is_float else value
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self.contains_null = True
+        elif self.is_float and math.isnan(value):
+            self.contains_nan = True
+        elif self.lower is None:
+            self.lower = self.upper = value
+        else:
+            if self._key(value) < self._key(self.lower):
+                self.lower = value
+            if self._key(value) > self._key(self.upper):
+                self.upper = value
+
+    def summary(self) -> PartitionFieldSummary:
+        return PartitionFieldSummary(
+            contains_null=self.contains_null,
+            contains_nan=self.contains_nan,
+            lower_bound=None if self.lower is None else to_bytes(self.field_type, self.lower),
+            upper_bound=None if self.upper is None else to_bytes(self.field_type, self.upper),
+        )
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _check_format_version(format_version: int) -> None:
+    if format_version not in SUPPORTED_FORMAT_VERSIONS:
+        raise UnsupportedFormatVersion(
+            f"cannot write a format version {format_version!r} manifest: use one of "
+            f"{SUPPORTED_FORMAT_VERSIONS}"
+        )
+
+
+def _map_to_avro(values: Mapping[int, Any] | None) -> list[dict[str, Any]] | None:
+    if values is None:
+        return None
+    # Appendix A: int-keyed maps are arrays of key/value records; sorted for stable bytes.
+    return [{"key": k, "value": values[k]} for k in sorted(values)]
+
+
+class ManifestWriter:
+    """Builds one manifest for one partition spec (spec: "Manifests").
+
+    Add entries with :meth:`add`, :meth:`existing`, :meth:`delete` or :meth:`add_entry`,
+    then call :meth:`finish` with the location the bytes will be stored at; it returns
+    the Avro bytes and the :class:`ManifestFile` for the manifest list, whose sequence
+    numbers stay :data:`UNASSIGNED_SEQ` until the manifest list writer assigns them.
+
+    The stored form follows the spec's inheritance rules: ADDED entries carry this
+    writer's snapshot id and null sequence numbers (an explicit data sequence number is
+    kept, for files whose data is older), EXISTING and DELETED entries carry their
+    original sequence numbers, and DELETED entries this writer's snapshot id.
+    """
+
+    def __init__(
+        self,
+        *,
+        format_version: int,
+        spec: PartitionSpec,
+        schema: Schema,
+        snapshot_id: int,
+        content: ManifestContent = ManifestContent.DATA,
+        codec: str = DEFAULT_CODEC,
+    ) -> None:
+        _check_format_version(format_version)
+        content = ManifestContent(content)
+        if format_version == 1 and content is not ManifestContent.DATA:
+            raise ValidationError(
+                "format version 1 has no delete files: a v1 manifest can only hold data files"
+            )
+        self.format_version = format_version
+        self.spec = spec
+        self.schema = schema
+        self.snapshot_id = snapshot_id
+        self.content = content
+        self.codec = codec
+        self.partition_type: StructType = spec.partition_type(schema)
+        self._avro_schema = manifest_entry_schema(format_version, self.partition_type)
+        self._partition_names = [avro_field_name(f.name) for f in self.partition_type.fields]
+        self._entries: list[ManifestEntry] = []
+        self._records: list[dict[str, Any]] = []
+        self._summaries = [_FieldSummaryBuilder(f.field_type) for f in self.partition_type.fields]
+
+    # --- adding entries -----------------------------------------------------
+
+    def add(self, data_file: DataFile, *, data_sequence_number: int | None = None) -> None:
+        """Add a file new in this snapshot (status ADDED).
+
+        Leave ``data_sequence_number`` unset to inherit the snapshot's sequence number;
+        set it only for a file whose data logically belongs to an older sequence number.
+        """
+        self.add_entry(
+            ManifestEntry(
+                status=EntryStatus.ADDED,
+                snapshot_id=self.snapshot_id,
+                sequence_number=data_sequence_number,
+                data_file=data_file,
+            )
+        )
+
+    def existing(
+        self,
+        data_file: DataFile,
+        *,
+        snapshot_id: int,
+        data_sequence_number: int,
+        file_sequence_number: int | None,
+    ) -> None:
+        """Carry a live file over from an earlier snapshot (status EXISTING)."""
+        self.add_entry(
+            ManifestEntry(
+                status=EntryStatus.EXISTING,
+                snapshot_id=snapshot_id,
+                sequence_number=data_sequence_number,
+                file_sequence_number=file_sequence_number,
+                data_file=data_file,
+            )
+        )
+
+    def delete(
+        self,
+        data_file: DataFile,
+        *,
+        data_sequence_number: int,
+        file_sequence_number: int | None,
+    ) -> None:
+        """Record that this snapshot removes a file (status DELETED)."""
+        self.add_entry(
+            ManifestEntry(
+                status=EntryStatus.DELETED,
+                snapshot_id=self.snapshot_id,
+                sequence_number=data_sequence_number,
+                file_sequence_number=file_sequence_number,
+                data_file=data_file,
+            )
+        )
+
+    def add_entry(self, entry: ManifestEntry) -> None:
+        """Add an entry as is, normalized to the form the spec says to store."""
+        stored = self._prepare(entry)
+        record = self._entry_record(stored)
+        for builder, value in zip(self._summaries, stored.data_file.partition, strict=True):
+            builder.update(value)
+        self._entries.append(stored)
+        self._records.append(record)
+
+    @property
+    def entries(self) -> tuple[ManifestEntry, ...]:
+        """The entries added so far, in the form they are stored."""
+        return tuple(self._entries)
+
+    def _prepare(self, entry: ManifestEntry) -> ManifestEntry:
+        df = entry.data_file
+        where = f"manifest entry for {df.file_path}"
+        self._check_file(df, where)
+        status = entry.status
+        if status is EntryStatus.ADDED:
+            # spec: the snapshot adding the file is this one; the file sequence number is
+            # always assigned at commit; new data files get first_row_id by inheritance.
+            snapshot_id: int | None = self.snapshot_id
+            data_seq = entry.sequence_number
+            file_seq = None
+            if self.format_version >= 3 and df.first_row_id is not None:
+                df = df.replace(first_row_id=None)
+        else:
+            snapshot_id = self.snapshot_id if status is EntryStatus.DELETED else entry.snapshot_id
+            if snapshot_id is None:
+                raise ValidationError(
+                    f"{where}: an EXISTING entry must keep the id of the snapshot that added it"
+                )
+            data_seq = entry.sequence_number
+            file_seq = entry.file_sequence_number
+            if self.format_version >= 2 and data_seq is None:
+                # spec: existing and deleted entries must include the sequence numbers.
+                raise ValidationError(
+                    f"{where}: a {status.name} entry must carry its data sequence number "
+                    "(read the source manifest with its ManifestFile to inherit it)"
+                )
+        if df.content is not FileContent.DATA and df.first_row_id is not None:
+            df = df.replace(first_row_id=None)  # spec: always null for delete files
+        if self.format_version == 1:
+            data_seq = file_seq = None
+        return ManifestEntry(
+            status=status,
+            snapshot_id=snapshot_id,
+            sequence_number=data_seq,
+            file_sequence_number=file_seq,
+            data_file=df,
+        )
+
+    def _check_file(self, df: DataFile, where: str) -> None:
+        if df.spec_id != self.spec.spec_id:
+            raise ValidationError(
+                f"{where}: the file has spec_id {df.spec_id} but this manifest is for partition "
+                f"spec {self.spec.spec_id}; set DataFile.spec_id or use a manifest of its spec"
+            )
+        is_data = df.content is FileContent.DATA
+        if is_data != (self.content is ManifestContent.DATA):
+            raise ValidationError(
+                f"{where}: a {self.content.metadata_name} manifest cannot hold a "
+                f"{df.content.name.lower()} file; data and delete files go to separate manifests"
+            )
+        if len(df.partition) != len(self.partition_type.fields):
+            raise ValidationError(
+                f"{where}: the partition tuple has {len(df.partition)} values but spec "
+                f"{self.spec.spec_id} has {len(self.partition_type.fields)} fields"
+            )
+        if self.format_version < 3:
+            v3_only = ("first_row_id", "content_offset", "content_size_in_bytes")
+            used = [name for name in v3_only if getattr(df, name) is not None]
+            if used:
+                raise ValidationError(
+                    f"{where}: {', '.join(used)} exist only in format version 3 manifests"
+                )
+        if self.format_version == 1 and df.equality_ids is not None:
+            raise ValidationError(f"{where}: equality_ids do not exist in v1 manifests")
+        if self.format_version == 1 and df.referenced_data_file is not None:
+            raise ValidationError(f"{where}: referenced_data_file does not exist in v1 manifests")
+
+    def _entry_record(self, entry: ManifestEntry) -> dict[str, Any]:
+        df = entry.data_file
+        partition = {
+            name: partition_value_to_avro(
+                f.field_type, value, f"{df.file_path}: partition field {f.name!r}"
+            )
+            for name, f, value in zip(
+                self._partition_names, self.partition_type.fields, df.partition, strict=True
+            )
+        }
+        record: dict[str, Any] = {
+            "file_path": df.file_path,
+            "file_format": df.file_format.value,
+            "partition": partition,
+            "record_count": df.record_count,
+            "file_size_in_bytes": df.file_size_in_bytes,
+            "column_sizes": _map_to_avro(df.column_sizes),
+            "value_counts": _map_to_avro(df.value_counts),
+            "null_value_counts": _map_to_avro(df.null_value_counts),
+            "nan_value_counts": _map_to_avro(df.nan_value_counts),
+            "lower_bounds": _map_to_avro(df.lower_bounds),
+            "upper_bounds": _map_to_avro(df.upper_bounds),
+            "key_metadata": df.key_metadata,
+            "split_offsets": None if df.split_offsets is None else list(df.split_offsets),
+            "sort_order_id": df.sort_order_id,
+        }
+        if self.format_version == 1:
+            record["block_size_in_bytes"] = DEFAULT_BLOCK_SIZE
+            return {
+                "status": int(entry.status),
+                "snapshot_id": entry.snapshot_id,
+                "data_file": record,
+            }
+        record["content"] = int(df.content)
+        record["equality_ids"] = None if df.equality_ids is None else list(df.equality_ids)
+        record["referenced_data_file"] = df.referenced_data_file
+        if self.format_version >= 3:
+            record["first_row_id"] = df.first_row_id
+            record["content_offset"] = df.content_offset
+            record["content_size_in_bytes"] = df.content_size_in_bytes
+        return {
+            "status": int(entry.status),
+            "snapshot_id": entry.snapshot_id,
+            "sequence_number": entry.sequence_number,
+            "file_sequence_number": entry.file_sequence_number,
+            "data_file": record,
+        }
+
+    # --- output -------------------------------------------------------------
+
+    def metadata(self) -> dict[str, str]:
+        """The Avro key-value metadata the spec requires of a manifest."""
+        meta = {
+            "schema": json.dumps(self.schema.to_json(), separators=(",", ":")),
+            "schema-id": str(self.schema.schema_id),
+            "partition-spec": json.dumps(self.spec.fields_to_json(), separators=(",", ":")),
+            "partition-spec-id": str(self.spec.spec_id),
+            "format-version": str(self.format_version),
+        }
+        if self.format_version >= 2:
+            meta["content"] = self.content.metadata_name
+        return meta
+
+    def to_bytes(self) -> bytes:
+        """The Avro manifest file holding every entry added so far."""
+        buf = io.BytesIO()
+        fastavro.writer(
+            buf, self._avro_schema, self._records, metadata=self.metadata(), codec=self.codec
+        )
+        return buf.getvalue()
+
+    def finish(self, manifest_path: str) -> tuple[bytes, ManifestFile]:
+        """The manifest bytes and their :class:`ManifestFile`, to be stored at ``manifest_path``."""
+        data = self.to_bytes()
+        return data, self.manifest_file(manifest_path, len(data))
+
+    def manifest_file(self, manifest_path: str, manifest_length: int) -> ManifestFile:
+        """The manifest list's description of this manifest, stored at ``manifest_path``."""
+        counts = {status: [0, 0] for status in EntryStatus}
+        min_seq: int | None = None
+        for e in self._entries:
+            counts[e.status][0] += 1
+            counts[e.status][1] += e.data_file.record_count
+            if e.is_live and e.sequence_number is not None:
+                min_seq = e.sequence_number if min_seq is None else min(min_seq, e.sequence_number)
+        return ManifestFile(
+            manifest_path=manifest_path,
+            manifest_length=manifest_length,
+            partition_spec_id=self.spec.spec_id,
+            content=self.content,
+            sequence_number=UNASSIGNED_SEQ,
+            # No explicit data sequence number: the lowest is the one assigned at commit.
+            min_sequence_number=UNASSIGNED_SEQ if min_seq is None else min_seq,
+            added_snapshot_id=self.snapshot_id,
+            added_files_count=counts[EntryStatus.ADDED][0],
+            existing_files_count=counts[EntryStatus.EXISTING][0],
+            deleted_files_count=counts[EntryStatus.DELETED][0],
+            added_rows_count=counts[EntryStatus.ADDED][1],
+            existing_rows_count=counts[EntryStatus.EXISTING][1],
+            deleted_rows_count=counts[EntryStatus.DELETED][1],
+            partitions=tuple(b.summary() for b in self._summaries),
+        )
+
+
+def write_manifest(
+    *,
+    format_version: int,
+    spec: PartitionSpec,
+    schema: Schema,
+    snapshot_id: int,
+    entries: Iterable[ManifestEntry],
+    manifest_path: str,
+    content: ManifestContent = ManifestContent.DATA,
+    codec: str = DEFAULT_CODEC,
+) -> tuple[bytes, ManifestFile]:
+    """Write ``entries`` as one manifest; returns its bytes and its :class:`ManifestFile`."""
+    writer = ManifestWriter(
+        format_version=format_version,
+        spec=spec,
+        schema=schema,
+        snapshot_id=snapshot_id,
+        content=content,
+        codec=codec,
+    )
+    for entry in entries:
+        writer.add_entry(entry)
+    return writer.finish(manifest_path)
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def _where(path: str | None) -> str:
+    return path if path else "manifest"
+
+
+def open_avro(data: bytes, what: str) -> tuple[dict[str, str], AvroSchema, list[dict[str, Any]]]:
+    """Header metadata, writer schema and records of an Avro container file.
+
+    The records are decoded with the writer schema minus its logical types, so values
+    come back as the ints and bytes the file stores (fastavro would otherwise build
+    dates, datetimes and Decimals, failing for out-of-range values); callers apply the
+    project's conventions. Anything unreadable becomes :class:`InvalidMetadata`.
+    """
+    try:
+        blocks = fastavro.block_reader(io.BytesIO(data))
+        metadata = {k: v for k, v in blocks.metadata.items() if isinstance(v, str)}
+        writer_schema = json.loads(metadata["avro.schema"])
+        raw_schema = fastavro.parse_schema(strip_logical_types(writer_schema))
+        records: list[dict[str, Any]] = []
+        for block in blocks:
+            body = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
+            body.seek(0)
+            for _ in range(block.num_records):
+                record = fastavro.schemaless_reader(body, raw_schema, None)
+                assert isinstance(record, dict)
+                records.append(record)
+    except Exception as exc:  # fastavro raises many kinds of errors for corrupt input
+        raise InvalidMetadata(
+            f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
+        ) from exc
+    return metadata, writer_schema, records
+
+
+def _int_header(metadata: Mapping[str, str], key: str, default: int, what: str) -> int:
+    text = metadata.get(key)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidMetadata(
+            f"{what}: metadata {key!r} must be an integer, got {text!r}"
+        ) from None
+
+
+def _field_by_id(record_schema: AvroSchema, field_id: int, named: dict[str, dict[str, Any]]) -> Any:
+    if not isinstance(record_schema, dict):
+        return None
+    for f in record_schema.get("fields", []):
+        if f.get("field-id") == field_id:
+            return resolve(f["type"], named)
+    return None
+
+
+def _partition_readers(
+    writer_schema: AvroSchema,
+) -> list[tuple[str, Any]]:
+    """(Avro name, converter) of each partition field, in the order written (spec order)."""
+    named = named_types(writer_schema)
+    data_file = _field_by_id(writer_schema, DATA_FILE_FIELD_ID, named)
+    partition = _field_by_id(data_file, PARTITION_FIELD_ID, named)
+    if not isinstance(partition, dict) or partition.get("type") != "record":
+        raise ValueError(
+            f"the manifest schema has no data_file ({DATA_FILE_FIELD_ID}) partition "
+            f"({PARTITION_FIELD_ID}) record"
+        )
+    return [(f["name"], avro_value_converter(f["type"], named)) for f in partition["fields"]]
+
+
+def _read_map(value: Any) -> dict[int, Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):  # an Avro map (string keys) from a lenient writer
+        return {int(k): v for k, v in value.items()}
+    return {int(kv["key"]): kv["value"] for kv in value}
+
+
+def _optional_tuple(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def read_manifest_metadata(data: bytes, path: str | None = None) -> ManifestMetadata:
+    """The table schema, partition spec, format version and content a manifest declares."""
+    what = _where(path)
+    try:
+        header = fastavro.reader(io.BytesIO(data))
+        metadata = {k: v for k, v in header.metadata.items() if isinstance(v, str)}
+    except Exception as exc:
+        raise InvalidMetadata(
+            f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
+        ) from exc
+    return _manifest_metadata(metadata, what)
+
+
+def _manifest_metadata(metadata: Mapping[str, str], what: str) -> ManifestMetadata:
+    for key in ("schema", "partition-spec"):
+        if key not in metadata:
+            raise InvalidMetadata(f"{what}: the manifest metadata has no {key!r} entry")
+    try:
+        schema_json = json.loads(metadata["schema"])
+        if "schema-id" in metadata and isinstance(schema_json, dict):
+            schema_json.setdefault("schema-id", int(metadata["schema-id"]))
+        schema = Schema.from_json(schema_json)
+        spec = PartitionSpec.from_fields_json(
+            json.loads(metadata["partition-spec"]),
+            _int_header(metadata, "partition-spec-id", 0, what),
+        )
+    except (ValueError, ValidationError) as exc:
+        raise InvalidMetadata(f"{what}: invalid schema or partition spec metadata: {exc}") from exc
+    format_version = _int_header(metadata, "format-version", 1, what)
+    content_name = metadata.get("content", "data")
+    if content_name not in ("data", "deletes"):
+        raise InvalidMetadata(f"{what}: content must be 'data' or 'deletes', got {content_name!r}")
+    content = ManifestContent.DELETES if content_name == "deletes" else ManifestContent.DATA
+    return ManifestMetadata(schema, spec, format_version, content)
+
+
+def read_manifest(
+    data: bytes, manifest: ManifestFile | None = None, *, path: str | None = None
+) -> list[ManifestEntry]:
+    """Every entry of a manifest (DELETED ones too), with inherited values filled in.
+
+    With ``manifest`` (its manifest-list record) the spec's inheritance applies: a null
+    snapshot id becomes the manifest's ``added_snapshot_id``; null sequence numbers of
+    ADDED entries (of every entry when the manifest's sequence number is 0, as for v1)
+    become the manifest's sequence number; with a manifest ``first_row_id``, data files
+    without one get it in order (spec: "First Row ID Inheritance"). Without ``manifest``
+    only v1's rule applies: every sequence number is 0. ``spec_id`` of each file is the
+    manifest's partition spec id.
+    """
+    what = _where(path or (manifest.manifest_path if manifest else None))
+    metadata, writer_schema, records = open_avro(data, what)
+    format_version = _int_header(metadata, "format-version", 1, what)
+    if manifest is not None:
+        spec_id = manifest.partition_spec_id
+    else:
+        spec_id = _int_header(metadata, "partition-spec-id", 0, what)
+    try:
+        entry_renames, file_renames = _renames(writer_schema)
+        partition_readers = _partition_readers(writer_schema)
+        entries = [
+            _entry(rename_fields(r, entry_renames), file_renames, partition_readers, spec_id)
+            for r in records
+        ]
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        raise InvalidMetadata(f"{what}: malformed manifest entry: {exc}") from exc
+    if manifest is not None:
+        return _inherit(entries, manifest)
+    if format_version == 1:
+        return [
+            e.replace(
+                sequence_number=0 if e.sequence_number is None else e.sequence_number,
+                file_sequence_number=0
+                if e.file_sequence_number is None
+                else e.file_sequence_number,
+            )
+            for e in entries
+        ]
+    return entries
+
+
+def _renames(writer_schema: AvroSchema) -> tuple[dict[str, str], dict[str, str]]:
+    """Field renames (by field id) for the manifest_entry and data_file records."""
+    named = named_types(writer_schema)
+    entry_renames = renames_by_field_id(writer_schema, manifest_entry_type(3, StructType()))
+    data_file_field = next(
+        (f for f in writer_schema.get("fields", []) if f.get("field-id") == DATA_FILE_FIELD_ID),
+        None,
+    )
+    if data_file_field is None:
+        return entry_renames, {}
+    data_file_struct = data_file_type(3, StructType())
+    legacy = StructType(*data_file_struct.fields, BLOCK_SIZE)
+    return entry_renames, renames_by_field_id(resolve(data_file_field["type"], named), legacy)
+
+
+def _entry(
+    record: dict[str, Any],
+    file_renames: dict[str, str],
+    partition_readers: list[tuple[str, Any]],
+    spec_id: int,
+) -> ManifestEntry:
+    raw = rename_fields(record["data_file"], file_renames)
+    partition = raw["partition"]
+    df = DataFile(
+        content=FileContent(raw.get("content") or 0),
+        file_path=raw["file_path"],
+        file_format=FileFormat.parse(raw["file_format"]),
+        partition=tuple(convert(partition.get(name)) for name, convert in partition_readers),
+        record_count=raw["record_count"],
+        file_size_in_bytes=raw["file_size_in_bytes"],
+        column_sizes=_read_map(raw.get("column_sizes")),
+        value_counts=_read_map(raw.get("value_counts")),
+        null_value_counts=_read_map(raw.get("null_value_counts")),
+        nan_value_counts=_read_map(raw.get("nan_value_counts")),
+        lower_bounds=_read_map(raw.get("lower_bounds")),
+        upper_bounds=_read_map(raw.get("upper_bounds")),
+        key_metadata=raw.get("key_metadata"),
+        split_offsets=_optional_tuple(raw.get("split_offsets")),
+        equality_ids=_optional_tuple(raw.get("equality_ids")),
+        sort_order_id=raw.get("sort_order_id"),
+        spec_id=spec_id,
+        first_row_id=raw.get("first_row_id"),
+        referenced_data_file=raw.get("referenced_data_file"),
+        content_offset=raw.get("content_offset"),
+        content_size_in_bytes=raw.get("content_size_in_bytes"),
+    )
+    return ManifestEntry(
+        status=EntryStatus(record["status"]),
+        snapshot_id=record.get("snapshot_id"),
+        sequence_number=record.get("sequence_number"),
+        file_sequence_number=record.get("file_sequence_number"),
+        data_file=df,
+    )
+
+
+def _inherit(entries: list[ManifestEntry], manifest: ManifestFile) -> list[ManifestEntry]:
+    seq = manifest.sequence_number
+    # An uncommitted manifest (UNASSIGNED_SEQ) has nothing to give yet.
+    seq_known = seq != UNASSIGNED_SEQ
+    next_row_id = manifest.first_row_id
+    assign_rows = next_row_id is not None and manifest.content is ManifestContent.DATA
+    out = []
+    for e in entries:
+        # spec: sequence numbers are inherited only by ADDED entries; v1 manifests (listed
+        # with sequence number 0) give 0 to every entry.
+        inherits = seq_known and (seq == 0 or e.status is EntryStatus.ADDED)
+        df = e.data_file
+        if assign_rows and e.is_live and df.first_row_id is None:
+            # spec: "First Row ID Inheritance"; like the reference reader, deleted entries
+            # take no row ids.
+            assert next_row_id is not None
+            df = df.replace(first_row_id=next_row_id)
+            next_row_id += df.record_count
+        out.append(
+            ManifestEntry(
+                status=e.status,
+                snapshot_id=manifest.added_snapshot_id if e.snapshot_id is None else e.snapshot_id,
+                sequence_number=seq
+                if e.sequence_number is None and inherits
+                else e.sequence_number,
+                file_sequence_number=(
+                    seq if e.file_sequence_number is None and inherits else e.file_sequence_number
+                ),
+                data_file=df,
+            )
+        )
+    return out

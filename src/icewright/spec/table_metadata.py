@@ -1,0 +1,870 @@
+"""Table metadata: the content of a ``*.metadata.json`` file.
+
+Spec sections: "Table Metadata Fields", Appendix C ("Table Metadata and
+Snapshots") and Appendix E (how v1 fields default for later versions, and
+what v1 and v2 writers must write). icewright reads format versions 1, 2 and
+3 and writes 1 and 2; a v3 file is read completely (row lineage, encryption
+keys and unknown top-level keys are kept) but not written yet.
+
+:class:`TableMetadata` is immutable. Its transitions (``add_snapshot``,
+``set_ref``, ``with_previous_metadata``, ``with_last_updated``) return a new
+object built with :func:`dataclasses.replace`, so every invariant checked at
+construction holds for the result too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
+from icewright.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
+from icewright.spec.schema import Schema
+from icewright.spec.snapshots import (
+    EMPTY_STRING_MAP,
+    MAIN_BRANCH,
+    FrozenMap,
+    MetadataLogEntry,
+    Snapshot,
+    SnapshotLogEntry,
+    SnapshotRef,
+    SnapshotRefType,
+    StringMap,
+    _dump_document,
+    _freeze_json,
+    _json_list,
+    _json_object,
+    _load_document,
+    _opt_int,
+    _opt_long,
+    _parse,
+    _req_int,
+    _req_long,
+    _req_str,
+    _required,
+    _string_map,
+    _thaw_json,
+)
+from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
+from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile
+from icewright.spec.types import (
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+)
+
+SUPPORTED_READ_FORMAT_VERSIONS = (1, 2, 3)
+"""Table format versions icewright can read."""
+SUPPORTED_WRITE_FORMAT_VERSIONS = (1, 2)
+"""Table format versions icewright can write (v3 is read-only for now)."""
+DEFAULT_FORMAT_VERSION = 2
+
+METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+"""Table property: how many previous metadata files the metadata-log keeps."""
+METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT = 100
+
+RESERVED_PROPERTIES = frozenset(
+    {
+        "format-version",
+        "uuid",
+        "snapshot-count",
+        "current-snapshot-id",
+        "current-snapshot-summary",
+        "current-snapshot-timestamp-ms",
+        "current-schema",
+        "default-partition-spec",
+        "default-sort-order",
+    }
+)
+"""Keys Java treats as table facts rather than properties; never stored as properties."""
+
+INITIAL_SORT_ORDER_ID = 1
+"""The id a new table's sorted order gets (0 is the unsorted order)."""
+
+# Every top-level key this module understands; anything else is kept verbatim.
+_KNOWN_KEYS = frozenset(
+    {
+        "format-version",
+        "table-uuid",
+        "location",
+        "last-sequence-number",
+        "last-updated-ms",
+        "last-column-id",
+        "schema",
+        "schemas",
+        "current-schema-id",
+        "partition-spec",
+        "partition-specs",
+        "default-spec-id",
+        "last-partition-id",
+        "properties",
+        "current-snapshot-id",
+        "snapshots",
+        "snapshot-log",
+        "metadata-log",
+        "sort-orders",
+        "default-sort-order-id",
+        "refs",
+        "statistics",
+        "partition-statistics",
+        "next-row-id",
+        "encryption-keys",
+    }
+)
+
+
+def _versions(versions: Iterable[int]) -> str:
+    return ", ".join(str(v) for v in versions)
+
+
+def _unsupported_read(version: int) -> UnsupportedFormatVersion:
+    return UnsupportedFormatVersion(
+        f"table format-version {version} is not supported: icewright reads table format "
+        f"versions {_versions(SUPPORTED_READ_FORMAT_VERSIONS)} and writes "
+        f"{_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)}; use an engine that supports v{version}"
+    )
+
+
+def _unique_ids(ids: Iterable[int], what: str) -> None:
+    seen: set[int] = set()
+    for item in ids:
+        if item in seen:
+            raise ValidationError(f"{what} {item} appears more than once; ids must be unique")
+        seen.add(item)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableMetadata:
+    """Every field of a table metadata file, for format versions 1, 2 and 3.
+
+    The deprecated v1 fields ``schema`` and ``partition-spec`` are not stored:
+    they are always the current schema and the default spec's fields, which is
+    how they are written for v1 (as Java does). ``current_snapshot_id`` is None
+    when the table has no current snapshot (the file says -1, null, or
+    nothing). ``encryption_keys`` (v3) and ``extra`` (unknown top-level keys)
+    hold the JSON as read, deep-frozen, so it is written back unchanged.
+    """
+
+    format_version: int
+    table_uuid: uuid.UUID | None
+    location: str
+    last_sequence_number: int = 0
+    last_updated_ms: int
+    last_column_id: int
+    schemas: tuple[Schema, ...]
+    current_schema_id: int
+    partition_specs: tuple[PartitionSpec, ...]
+    default_spec_id: int
+    last_partition_id: int
+    properties: StringMap = EMPTY_STRING_MAP
+    current_snapshot_id: int | None = None
+    snapshots: tuple[Snapshot, ...] = ()
+    snapshot_log: tuple[SnapshotLogEntry, ...] = ()
+    metadata_log: tuple[MetadataLogEntry, ...] = ()
+    sort_orders: tuple[SortOrder, ...] = (UNSORTED_SORT_ORDER,)
+    default_sort_order_id: int = 0
+    refs: FrozenMap[str, SnapshotRef] = field(default_factory=FrozenMap)
+    statistics: tuple[StatisticsFile, ...] = ()
+    partition_statistics: tuple[PartitionStatisticsFile, ...] = ()
+    next_row_id: int | None = None
+    encryption_keys: tuple[FrozenMap[str, Any], ...] = ()
+    extra: FrozenMap[str, Any] = field(default_factory=FrozenMap)
+
+    # --- invariants -----------------------------------------------------------
+
+    def __post_init__(self) -> None:
+        version = self.format_version
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ValidationError(f"format-version must be an integer, got {version!r}")
+        if version not in SUPPORTED_READ_FORMAT_VERSIONS:
+            raise _unsupported_read(version)
+        self._normalize()
+        if version >= 2 and self.table_uuid is None:
+            raise ValidationError(f"table-uuid is required in format v{version}")
+        if not isinstance(self.location, str) or not self.location:
+            raise ValidationError("table metadata needs a non-empty location")
+        if version == 1 and self.last_sequence_number != 0:
+            raise ValidationError(
+                f"last-sequence-number must be 0 in format v1, got {self.last_sequence_number}"
+            )
+        if version >= 3 and self.next_row_id is None:
+            raise ValidationError("next-row-id is required in format v3")
+        if self.next_row_id is not None and self.next_row_id < 0:
+            raise ValidationError(f"next-row-id must not be negative, got {self.next_row_id}")
+        self._check_schemas_specs_orders()
+        self._check_snapshots_and_refs()
+
+    def _normalize(self) -> None:
+        # Accept lists and plain dicts from callers; store tuples and frozen maps.
+        for name in (
+            "schemas",
+            "partition_specs",
+            "snapshots",
+            "snapshot_log",
+            "metadata_log",
+            "sort_orders",
+            "statistics",
+            "partition_statistics",
+        ):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not isinstance(self.properties, StringMap):
+            object.__setattr__(self, "properties", StringMap(self.properties))
+        if not isinstance(self.refs, FrozenMap):
+            object.__setattr__(self, "refs", FrozenMap(self.refs))
+        object.__setattr__(
+            self, "encryption_keys", tuple(_freeze_json(k) for k in self.encryption_keys)
+        )
+        if not isinstance(self.extra, FrozenMap):
+            object.__setattr__(self, "extra", _freeze_json(self.extra))
+        # Java writes -1 for "no current snapshot" in v1/v2 (Appendix F).
+        if self.current_snapshot_id == -1:
+            object.__setattr__(self, "current_snapshot_id", None)
+
+    def _check_schemas_specs_orders(self) -> None:
+        if not self.schemas:
+            raise ValidationError("table metadata needs at least one schema")
+        _unique_ids((s.schema_id for s in self.schemas), "schema-id")
+        if self.current_schema_id not in {s.schema_id for s in self.schemas}:
+            raise ValidationError(
+                f"current-schema-id {self.current_schema_id} is not one of the schemas "
+                f"{sorted(s.schema_id for s in self.schemas)}"
+            )
+        if not self.partition_specs:
+            raise ValidationError("table metadata needs at least one partition spec")
+        _unique_ids((s.spec_id for s in self.partition_specs), "partition spec-id")
+        if self.default_spec_id not in self.specs_by_id():
+            raise ValidationError(
+                f"default-spec-id {self.default_spec_id} is not one of the partition specs "
+                f"{sorted(self.specs_by_id())}"
+            )
+        _unique_ids((o.order_id for o in self.sort_orders), "sort order-id")
+        order_ids = {o.order_id for o in self.sort_orders}
+        # Id 0 is the unsorted order, meaningful even when the list omits it.
+        if self.default_sort_order_id != 0 and self.default_sort_order_id not in order_ids:
+            raise ValidationError(
+                f"default-sort-order-id {self.default_sort_order_id} is not one of the sort "
+                f"orders {sorted(order_ids)}"
+            )
+
+    def _check_snapshots_and_refs(self) -> None:
+        _unique_ids((s.snapshot_id for s in self.snapshots), "snapshot-id")
+        by_id = self._snapshots_by_id
+        if self.current_snapshot_id is not None and self.current_snapshot_id not in by_id:
+            raise ValidationError(
+                f"current-snapshot-id {self.current_snapshot_id} is not in the snapshots list"
+            )
+        for name, ref in self.refs.items():
+            if not isinstance(name, str) or not isinstance(ref, SnapshotRef):
+                raise ValidationError(f"refs must map names to SnapshotRef, got {name!r}: {ref!r}")
+            if ref.snapshot_id not in by_id:
+                raise ValidationError(
+                    f"reference {name!r} points to snapshot {ref.snapshot_id}, which is not in "
+                    "the snapshots list"
+                )
+        main = self.refs.get(MAIN_BRANCH)
+        if main is not None:
+            if not main.is_branch:
+                raise ValidationError("the 'main' reference must be a branch, not a tag")
+            # Spec: current-snapshot-id "must be the same as the current ID of the main branch".
+            if main.snapshot_id != self.current_snapshot_id:
+                raise ValidationError(
+                    f"current-snapshot-id {self.current_snapshot_id} does not match the main "
+                    f"branch, which points to {main.snapshot_id}"
+                )
+
+    # --- accessors ------------------------------------------------------------
+
+    @cached_property
+    def _snapshots_by_id(self) -> dict[int, Snapshot]:
+        return {s.snapshot_id: s for s in self.snapshots}
+
+    def schema(self) -> Schema:
+        """The current schema."""
+        return self.schema_by_id(self.current_schema_id)
+
+    def schema_by_id(self, schema_id: int) -> Schema:
+        """The schema with this id; :class:`ValidationError` if the table has none."""
+        for schema in self.schemas:
+            if schema.schema_id == schema_id:
+                return schema
+        raise ValidationError(
+            f"the table has no schema with id {schema_id}; known ids: "
+            f"{sorted(s.schema_id for s in self.schemas)}"
+        )
+
+    def spec(self) -> PartitionSpec:
+        """The default partition spec (the one writers use)."""
+        return self.spec_by_id(self.default_spec_id)
+
+    def spec_by_id(self, spec_id: int) -> PartitionSpec:
+        """The partition spec with this id; :class:`ValidationError` if there is none."""
+        spec = self.specs_by_id().get(spec_id)
+        if spec is None:
+            raise ValidationError(
+                f"the table has no partition spec with id {spec_id}; known ids: "
+                f"{sorted(self.specs_by_id())}"
+            )
+        return spec
+
+    def specs_by_id(self) -> dict[int, PartitionSpec]:
+        """Every partition spec by its id (a fresh dict)."""
+        return {s.spec_id: s for s in self.partition_specs}
+
+    def sort_order(self) -> SortOrder:
+        """The default sort order."""
+        return self.sort_order_by_id(self.default_sort_order_id)
+
+    def sort_order_by_id(self, order_id: int) -> SortOrder:
+        """The sort order with this id (id 0 is always the unsorted order)."""
+        for order in self.sort_orders:
+            if order.order_id == order_id:
+                return order
+        if order_id == 0:
+            return UNSORTED_SORT_ORDER
+        raise ValidationError(f"the table has no sort order with id {order_id}")
+
+    def current_snapshot(self) -> Snapshot | None:
+        """The snapshot ``main`` points to, or None for a table without data."""
+        if self.current_snapshot_id is None:
+            return None
+        return self._snapshots_by_id[self.current_snapshot_id]
+
+    def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        """The snapshot with this id, or None (it may have expired)."""
+        return self._snapshots_by_id.get(snapshot_id)
+
+    def ref(self, name: str) -> SnapshotRef | None:
+        """The branch or tag of this name, or None."""
+        return self.refs.get(name)
+
+    def snapshot_for_ref(self, name: str) -> Snapshot | None:
+        """The snapshot a branch or tag points to, or None if there is no such reference."""
+        ref = self.refs.get(name)
+        return None if ref is None else self._snapshots_by_id.get(ref.snapshot_id)
+
+    def property(self, key: str, default: str | None = None) -> str | None:
+        """A table property, or ``default``."""
+        return self.properties.get(key, default)
+
+    # --- transitions ----------------------------------------------------------
+
+    def add_snapshot(self, snapshot: Snapshot) -> TableMetadata:
+        """A copy with ``snapshot`` added (no reference moves: see :meth:`set_ref`).
+
+        Checks what the spec requires of a new snapshot for this format version
+        (Appendix E): v1 snapshots have sequence number 0; from v2 on a
+        snapshot needs a summary, a manifest list and a sequence number above
+        the table's last one (Java exempts a snapshot without a parent); v3
+        needs ``first-row-id`` at or above ``next-row-id`` and ``added-rows``,
+        and advances ``next-row-id`` by ``added-rows`` ("Snapshot Row IDs").
+        """
+        if not isinstance(snapshot, Snapshot):
+            raise ValidationError(f"add_snapshot needs a Snapshot, got {snapshot!r}")
+        sid = snapshot.snapshot_id
+        if sid in self._snapshots_by_id:
+            raise ValidationError(
+                f"snapshot {sid} already exists in the table; generate a new snapshot id"
+            )
+        version = self.format_version
+        if version == 1 and snapshot.sequence_number != 0:
+            raise ValidationError(
+                f"snapshot {sid}: a v1 table has no sequence numbers, "
+                f"got {snapshot.sequence_number}"
+            )
+        if version >= 2:
+            if snapshot.summary is None:
+                raise ValidationError(f"snapshot {sid}: a v{version} snapshot needs a summary")
+            if snapshot.manifest_list is None:
+                raise ValidationError(
+                    f"snapshot {sid}: a v{version} snapshot needs a manifest-list"
+                )
+            if (
+                snapshot.sequence_number <= self.last_sequence_number
+                and snapshot.parent_snapshot_id is not None
+            ):
+                raise ValidationError(
+                    f"snapshot {sid} has sequence number {snapshot.sequence_number}, not above "
+                    f"the table's last sequence number {self.last_sequence_number}; another "
+                    "commit went first: refresh the table and retry"
+                )
+        next_row_id = self.next_row_id
+        if version >= 3:
+            if snapshot.first_row_id is None or snapshot.added_rows is None:
+                raise ValidationError(
+                    f"snapshot {sid}: a v3 snapshot needs first-row-id and added-rows"
+                )
+            assert next_row_id is not None  # checked at construction for v3
+            if snapshot.first_row_id < next_row_id:
+                raise ValidationError(
+                    f"snapshot {sid}: first-row-id {snapshot.first_row_id} is below the table's "
+                    f"next-row-id {next_row_id}; refresh the table and retry"
+                )
+            next_row_id += snapshot.added_rows
+        return dataclasses.replace(
+            self,
+            snapshots=(*self.snapshots, snapshot),
+            last_sequence_number=max(self.last_sequence_number, snapshot.sequence_number),
+            last_updated_ms=max(self.last_updated_ms, snapshot.timestamp_ms),
+            next_row_id=next_row_id,
+        )
+
+    def set_ref(
+        self, name: str, ref: SnapshotRef, timestamp_ms: int | None = None
+    ) -> TableMetadata:
+        """A copy with the branch or tag ``name`` set to ``ref``.
+
+        Setting ``main`` also moves ``current-snapshot-id`` and appends a
+        ``snapshot-log`` entry stamped ``timestamp_ms`` (default: this
+        metadata's ``last-updated-ms``, which :meth:`add_snapshot` has set to
+        the new snapshot's timestamp), as "Table Metadata Fields" asks. Setting
+        a reference to exactly what it already is changes nothing.
+        """
+        if not isinstance(ref, SnapshotRef):
+            raise ValidationError(f"set_ref needs a SnapshotRef, got {ref!r}")
+        if not isinstance(name, str) or not name:
+            raise ValidationError("a reference name must be a non-empty string")
+        if self.refs.get(name) == ref:
+            return self
+        if ref.snapshot_id not in self._snapshots_by_id:
+            raise ValidationError(
+                f"cannot set {name!r} to snapshot {ref.snapshot_id}: it is not in the table; "
+                "add the snapshot first"
+            )
+        if name == MAIN_BRANCH and not ref.is_branch:
+            raise ValidationError("'main' must be a branch; it cannot be set to a tag")
+        refs = {**self.refs, name: ref}
+        if name != MAIN_BRANCH:
+            return dataclasses.replace(self, refs=FrozenMap(refs))
+        stamp = self.last_updated_ms if timestamp_ms is None else timestamp_ms
+        return dataclasses.replace(
+            self,
+            refs=FrozenMap(refs),
+            current_snapshot_id=ref.snapshot_id,
+            snapshot_log=(*self.snapshot_log, SnapshotLogEntry(stamp, ref.snapshot_id)),
+            last_updated_ms=max(self.last_updated_ms, stamp),
+        )
+
+    def set_branch_snapshot(
+        self, snapshot_id: int, branch: str = MAIN_BRANCH, timestamp_ms: int | None = None
+    ) -> TableMetadata:
+        """Point ``branch`` at ``snapshot_id``, keeping the branch's retention settings."""
+        existing = self.refs.get(branch)
+        if existing is not None and not existing.is_branch:
+            raise ValidationError(f"cannot move {branch!r}: it is a tag, not a branch")
+        if existing is None:
+            ref = SnapshotRef(snapshot_id, SnapshotRefType.BRANCH)
+        else:
+            ref = dataclasses.replace(existing, snapshot_id=snapshot_id)
+        return self.set_ref(branch, ref, timestamp_ms)
+
+    def with_previous_metadata(
+        self, metadata_file: str, timestamp_ms: int, max_entries: int | None = None
+    ) -> TableMetadata:
+        """A copy whose metadata-log ends with the previous metadata file.
+
+        ``timestamp_ms`` is the previous file's ``last-updated-ms``. The log
+        keeps the most recent ``max_entries`` entries (default: the table
+        property ``write.metadata.previous-versions-max``, else 100; at least
+        one), as the reference implementation trims it.
+        """
+        if max_entries is None:
+            raw = self.properties.get(METADATA_PREVIOUS_VERSIONS_MAX)
+            try:
+                max_entries = METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT if raw is None else int(raw)
+            except ValueError:
+                raise ValidationError(
+                    f"table property {METADATA_PREVIOUS_VERSIONS_MAX}={raw!r} is not an integer; "
+                    "set it to the number of previous metadata files to keep"
+                ) from None
+        keep = max(1, max_entries)
+        log = (*self.metadata_log, MetadataLogEntry(timestamp_ms, metadata_file))
+        return dataclasses.replace(self, metadata_log=log[-keep:])
+
+    def with_last_updated(self, timestamp_ms: int) -> TableMetadata:
+        """A copy with ``last-updated-ms`` set (do this just before writing)."""
+        return dataclasses.replace(self, last_updated_ms=timestamp_ms)
+
+    # --- JSON -----------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object for this metadata, in the key order Java writes.
+
+        This works for every readable version (v3 included) so that metadata
+        can be shown and compared; use :meth:`to_json` to produce a file.
+        v1 output carries the deprecated ``schema`` and ``partition-spec`` for
+        older readers and omits ``last-sequence-number`` and snapshot sequence
+        numbers (Appendix E, "Writing v1 metadata").
+        """
+        version = self.format_version
+        out: dict[str, Any] = {"format-version": version}
+        if self.table_uuid is not None:
+            out["table-uuid"] = str(self.table_uuid)
+        out["location"] = self.location
+        if version >= 2:
+            out["last-sequence-number"] = self.last_sequence_number
+        out["last-updated-ms"] = self.last_updated_ms
+        out["last-column-id"] = self.last_column_id
+        if version == 1:
+            out["schema"] = self.schema().to_json()
+        out["current-schema-id"] = self.current_schema_id
+        out["schemas"] = [s.to_json() for s in self.schemas]
+        if version == 1:
+            out["partition-spec"] = self.spec().fields_to_json()
+        out["default-spec-id"] = self.default_spec_id
+        out["partition-specs"] = [s.to_json() for s in self.partition_specs]
+        out["last-partition-id"] = self.last_partition_id
+        out["default-sort-order-id"] = self.default_sort_order_id
+        out["sort-orders"] = [o.to_json() for o in self.sort_orders]
+        out["properties"] = self.properties.to_dict()
+        # Appendix F: Java writes -1 for "no current snapshot" in v1 and v2, null from v3 on.
+        if self.current_snapshot_id is not None:
+            out["current-snapshot-id"] = self.current_snapshot_id
+        else:
+            out["current-snapshot-id"] = -1 if version < 3 else None
+        if version >= 3:
+            out["next-row-id"] = self.next_row_id
+        if self.encryption_keys:
+            out["encryption-keys"] = [_thaw_json(k) for k in self.encryption_keys]
+        out["refs"] = {name: ref.to_json() for name, ref in self.refs.items()}
+        out["snapshots"] = [s.to_json(version) for s in self.snapshots]
+        out["statistics"] = [s.to_json() for s in self.statistics]
+        out["partition-statistics"] = [s.to_json() for s in self.partition_statistics]
+        out["snapshot-log"] = [e.to_json() for e in self.snapshot_log]
+        out["metadata-log"] = [e.to_json() for e in self.metadata_log]
+        for key, value in self.extra.items():
+            out[key] = _thaw_json(value)
+        return out
+
+    def to_json(self) -> bytes:
+        """The metadata file content (UTF-8 JSON) for a v1 or v2 table.
+
+        Raises :class:`UnsupportedFormatVersion` for v3, which icewright reads
+        but does not write yet.
+        """
+        if self.format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
+            raise UnsupportedFormatVersion(
+                f"writing table format-version {self.format_version} is not supported: "
+                f"icewright writes format versions {_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)} "
+                f"(and reads {_versions(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
+                "with an engine that supports it"
+            )
+        return _dump_document(self.to_dict())
+
+    @classmethod
+    def from_json(cls, data: bytes | bytearray | str | Mapping[str, Any]) -> TableMetadata:
+        """Parse a metadata file: UTF-8 (or GZIP) bytes, text, or a parsed JSON object.
+
+        Raises :class:`UnsupportedFormatVersion` for a version icewright cannot
+        read and :class:`InvalidMetadata` naming the field for anything
+        malformed or missing.
+        """
+        return _read_table_metadata(_load_document(data, "table metadata"))
+
+
+# --- reading ------------------------------------------------------------------
+
+_WHAT = "table metadata"
+
+
+def _list_of(o: Mapping[str, Any], key: str, parse: Callable[[Any], Any]) -> tuple[Any, ...]:
+    value = o.get(key)
+    if value is None:
+        return ()
+    return tuple(parse(item) for item in _json_list(value, f"{_WHAT} field {key!r}"))
+
+
+def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
+    version = _req_int(o, "format-version", _WHAT)
+    if version not in SUPPORTED_READ_FORMAT_VERSIONS:
+        raise _unsupported_read(version)
+    table_uuid: uuid.UUID | None = None
+    raw_uuid = o.get("table-uuid")
+    if raw_uuid is not None or version >= 2:
+        text = _req_str(o, "table-uuid", _WHAT)
+        try:
+            table_uuid = uuid.UUID(text)
+        except ValueError:
+            raise InvalidMetadata(f"{_WHAT} field 'table-uuid' is not a UUID: {text!r}") from None
+
+    # Appendix E: "last-sequence-number must default to 0" when reading v1.
+    last_sequence_number = _req_long(o, "last-sequence-number", _WHAT) if version >= 2 else 0
+
+    schemas, current_schema_id = _read_schemas(o, version)
+    specs, default_spec_id = _read_specs(o, version)
+    last_partition_id = _opt_int(o, "last-partition-id", _WHAT)
+    if last_partition_id is None:
+        if version >= 2:
+            _required(o, "last-partition-id", _WHAT)
+        last_partition_id = max(s.last_assigned_field_id for s in specs)
+    sort_orders, default_sort_order_id = _read_sort_orders(o, version)
+
+    current_snapshot_id = _opt_long(o, "current-snapshot-id", _WHAT)
+    if current_snapshot_id == -1:
+        current_snapshot_id = None
+    if o.get("refs") is not None:
+        refs_obj = _json_object(o["refs"], f"{_WHAT} field 'refs'")
+        refs = {name: SnapshotRef.from_json(ref) for name, ref in refs_obj.items()}
+    elif current_snapshot_id is not None:
+        # Spec: "There is always a main branch reference pointing to the
+        # current-snapshot-id even if the refs map is null."
+        refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, SnapshotRefType.BRANCH)}
+    else:
+        refs = {}
+
+    props = o.get("properties")
+    keys = _list_of(o, "encryption-keys", lambda k: _json_object(k, "an encryption key"))
+    return _parse(
+        _WHAT,
+        lambda: TableMetadata(
+            format_version=version,
+            table_uuid=table_uuid,
+            location=_req_str(o, "location", _WHAT),
+            last_sequence_number=last_sequence_number,
+            last_updated_ms=_req_long(o, "last-updated-ms", _WHAT),
+            last_column_id=_req_int(o, "last-column-id", _WHAT),
+            schemas=schemas,
+            current_schema_id=current_schema_id,
+            partition_specs=specs,
+            default_spec_id=default_spec_id,
+            last_partition_id=last_partition_id,
+            properties=EMPTY_STRING_MAP
+            if props is None
+            else _string_map(props, f"{_WHAT} properties"),
+            current_snapshot_id=current_snapshot_id,
+            snapshots=_list_of(o, "snapshots", Snapshot.from_json),
+            snapshot_log=_list_of(o, "snapshot-log", SnapshotLogEntry.from_json),
+            metadata_log=_list_of(o, "metadata-log", MetadataLogEntry.from_json),
+            sort_orders=sort_orders,
+            default_sort_order_id=default_sort_order_id,
+            refs=FrozenMap(refs),
+            statistics=_list_of(o, "statistics", StatisticsFile.from_json),
+            partition_statistics=_list_of(
+                o, "partition-statistics", PartitionStatisticsFile.from_json
+            ),
+            next_row_id=_req_long(o, "next-row-id", _WHAT) if version >= 3 else None,
+            encryption_keys=keys,
+            extra=_freeze_json({k: v for k, v in o.items() if k not in _KNOWN_KEYS}),
+        ),
+    )
+
+
+def _read_schemas(o: Mapping[str, Any], version: int) -> tuple[tuple[Schema, ...], int]:
+    if o.get("schemas") is not None:
+        current = _req_int(o, "current-schema-id", _WHAT)
+        schemas = _list_of(o, "schemas", lambda s: _parse("schema", lambda: Schema.from_json(s)))
+        return schemas, current
+    if version >= 2:
+        _required(o, "schemas", _WHAT)
+    # v1 written by old writers: only the deprecated current "schema".
+    if o.get("schema") is None:
+        raise InvalidMetadata(
+            f"{_WHAT} (format v1) has neither 'schemas' nor the deprecated 'schema' field"
+        )
+    schema = _parse("schema", lambda: Schema.from_json(o["schema"]))
+    return (schema,), schema.schema_id
+
+
+def _read_specs(o: Mapping[str, Any], version: int) -> tuple[tuple[PartitionSpec, ...], int]:
+    if o.get("partition-specs") is not None:
+        default = _req_int(o, "default-spec-id", _WHAT)
+        specs = _list_of(
+            o,
+            "partition-specs",
+            lambda s: _parse("partition spec", lambda: PartitionSpec.from_json(s)),
+        )
+        return specs, default
+    if version >= 2:
+        _required(o, "partition-specs", _WHAT)
+    # v1 written by old writers: only the deprecated field list, which is spec 0
+    # with field ids assigned from 1000 (Appendix C, "Partition Specs").
+    if o.get("partition-spec") is None:
+        raise InvalidMetadata(
+            f"{_WHAT} (format v1) has neither 'partition-specs' nor the deprecated "
+            "'partition-spec' field"
+        )
+    spec = _parse("partition-spec", lambda: PartitionSpec.from_fields_json(o["partition-spec"], 0))
+    return (spec,), 0
+
+
+def _read_sort_orders(o: Mapping[str, Any], version: int) -> tuple[tuple[SortOrder, ...], int]:
+    if o.get("sort-orders") is not None:
+        default = _req_int(o, "default-sort-order-id", _WHAT)
+        orders = _list_of(
+            o, "sort-orders", lambda s: _parse("sort order", lambda: SortOrder.from_json(s))
+        )
+        return orders, default
+    if version >= 2:
+        _required(o, "sort-orders", _WHAT)
+    return (UNSORTED_SORT_ORDER,), UNSORTED_SORT_ORDER.order_id
+
+
+# --- creating a table ---------------------------------------------------------
+
+
+def new_table_metadata(
+    schema: Schema,
+    partition_spec: PartitionSpec,
+    sort_order: SortOrder,
+    location: str,
+    properties: Mapping[str, str] | None = None,
+    *,
+    format_version: int = DEFAULT_FORMAT_VERSION,
+    table_uuid: uuid.UUID | None = None,
+    last_updated_ms: int | None = None,
+) -> TableMetadata:
+    """Metadata for a new, empty table.
+
+    The schema gets fresh field ids 1..n in the order Iceberg assigns them
+    (Java ``TypeUtil.assignFreshIds``, pyiceberg ``assign_fresh_schema_ids``):
+    a struct's own fields are numbered first, then each field's nested type in
+    turn; a list numbers its element, a map its key then value, before going
+    deeper. The partition spec and sort order are remapped to the new ids;
+    partition field ids restart at 1000 and the spec and schema get id 0, a
+    sorted order id 1. Properties in :data:`RESERVED_PROPERTIES` are not
+    stored (``format-version`` must then agree with ``format_version``).
+    """
+    if format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
+        raise UnsupportedFormatVersion(
+            f"cannot create a table with format-version {format_version}: icewright creates "
+            f"tables with format versions {_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)}"
+        )
+    props = dict(properties or {})
+    requested = props.get("format-version")
+    if requested is not None and requested != str(format_version):
+        raise ValidationError(
+            f"property format-version={requested!r} disagrees with format_version="
+            f"{format_version}; pass the format version once"
+        )
+    stored = StringMap({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
+
+    fresh_schema, id_map = assign_fresh_ids(schema)
+    _check_types_for_version(fresh_schema, format_version)
+    fresh_spec = PartitionSpec(
+        *(
+            _remap_partition_field(f, id_map, PARTITION_DATA_ID_START + pos)
+            for pos, f in enumerate(partition_spec.fields)
+        ),
+        spec_id=0,
+    )
+    if sort_order.is_unsorted:
+        fresh_order = UNSORTED_SORT_ORDER
+    else:
+        fresh_order = SortOrder(
+            *(_remap_sort_field(f, id_map) for f in sort_order.fields),
+            order_id=INITIAL_SORT_ORDER_ID,
+        )
+    fresh_spec.check_compatible(fresh_schema)
+    fresh_order.check_compatible(fresh_schema)
+
+    return TableMetadata(
+        format_version=format_version,
+        table_uuid=table_uuid or uuid.uuid4(),
+        location=location.rstrip("/") if len(location) > 1 else location,
+        last_sequence_number=0,
+        last_updated_ms=int(time.time() * 1000) if last_updated_ms is None else last_updated_ms,
+        last_column_id=fresh_schema.highest_field_id,
+        schemas=(fresh_schema,),
+        current_schema_id=fresh_schema.schema_id,
+        partition_specs=(fresh_spec,),
+        default_spec_id=fresh_spec.spec_id,
+        last_partition_id=fresh_spec.last_assigned_field_id,
+        properties=stored,
+        sort_orders=(fresh_order,),
+        default_sort_order_id=fresh_order.order_id,
+    )
+
+
+def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
+    """The schema renumbered 1..n in Iceberg's order, and the old-to-new id map.
+
+    The result has schema id 0; identifier field ids follow their fields.
+    """
+    counter = iter(range(1, 1 << 31))
+    id_map: dict[int, int] = {}
+
+    def fresh(old: int) -> int:
+        new = next(counter)
+        id_map[old] = new
+        return new
+
+    def struct_fields(fields: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
+        # The struct's own fields are numbered before anything nested inside them.
+        new_ids = [fresh(f.field_id) for f in fields]
+        return tuple(
+            dataclasses.replace(f, field_id=new_id, field_type=visit(f.field_type))
+            for new_id, f in zip(new_ids, fields, strict=True)
+        )
+
+    def visit(t: IcebergType) -> IcebergType:
+        if isinstance(t, StructType):
+            return StructType(*struct_fields(t.fields))
+        if isinstance(t, ListType):
+            element_id = fresh(t.element_id)
+            return ListType(element_id, visit(t.element_type), t.element_required)
+        if isinstance(t, MapType):
+            key_id = fresh(t.key_id)
+            value_id = fresh(t.value_id)
+            return MapType(
+                key_id, visit(t.key_type), value_id, visit(t.value_type), t.value_required
+            )
+        return t
+
+    fields = struct_fields(schema.fields)
+    identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
+    return Schema(*fields, schema_id=0, identifier_field_ids=identifiers), id_map
+
+
+def _remap_source_ids(
+    source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str
+) -> list[int]:
+    out = []
+    for sid in source_ids:
+        if sid not in id_map:
+            raise ValidationError(
+                f"{what} refers to source column id {sid}, which is not in the table schema"
+            )
+        out.append(id_map[sid])
+    return out
+
+
+def _remap_partition_field(
+    f: PartitionField, id_map: Mapping[int, int], field_id: int
+) -> PartitionField:
+    ids = _remap_source_ids(f.source_ids, id_map, f"partition field {f.name!r}")
+    return PartitionField(ids[0], field_id, f.transform, f.name, tuple(ids))
+
+
+def _remap_sort_field(f: SortField, id_map: Mapping[int, int]) -> SortField:
+    ids = _remap_source_ids(f.source_ids, id_map, f"sort field on {f.transform}")
+    return SortField(ids[0], f.transform, f.direction, f.null_order, tuple(ids))
+
+
+def _check_types_for_version(schema: Schema, format_version: int) -> None:
+    """Refuse v3-only types and default values in an older table (Appendix E, "Version 3")."""
+
+    def walk(fields: tuple[NestedField, ...], prefix: str) -> None:
+        for f in fields:
+            name = prefix + f.name
+            t = f.field_type
+            if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
+                raise ValidationError(
+                    f"column {name!r} has type {t}, which needs table format version "
+                    f"{t.min_format_version}; this table is v{format_version}"
+                )
+            if f.initial_default is not None or f.write_default is not None:
+                raise ValidationError(
+                    f"column {name!r} has a default value, which needs table format version 3; "
+                    f"this table is v{format_version}"
+                )
+            if isinstance(t, StructType | ListType | MapType):
+                walk(t.fields, name + ".")
+
+    walk(schema.fields, "")

@@ -1,0 +1,171 @@
+"""A real S3 endpoint for tests: moto's server on 127.0.0.1, one per session.
+
+Use it from any test folder's ``conftest.py``::
+
+    from tests.support.s3 import s3_server  # noqa: F401
+
+and in a test::
+
+    def test_x(s3_server):
+        bucket = s3_server.new_bucket()
+        io = S3FileIO(s3_server.properties)
+
+Why not plain ``moto.server.ThreadedMotoServer``: moto (5.2.x) checks
+``If-None-Match: *`` and then stores the object in two separate steps, and its
+server handles requests on parallel threads, so two racing conditional PUTs can
+both succeed (seen here with a short thread switch interval). Real S3 applies
+each request atomically. The server below runs moto's own WSGI application and
+request handler, but applies one request at a time, which restores that
+atomicity; it can also lose the response of a request it has applied, to test
+what clients do when they cannot know whether a write landed.
+
+Buckets live in moto's process-wide backend: ``mock_aws`` resets that backend
+when it starts, so create buckets per test with :meth:`S3TestServer.new_bucket`
+rather than relying on buckets made earlier in the session.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+__all__ = ["S3TestServer", "s3_server"]
+
+REGION = "us-east-1"
+ACCESS_KEY = "testing"
+SECRET_KEY = "testing"
+
+_StartResponse = Callable[..., Any]
+
+
+@dataclass
+class _Fault:
+    method: str
+    path: str
+    status: int
+
+
+class _OneAtATime:
+    """WSGI middleware: apply requests one at a time; optionally lose a response."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+        self._faults: list[_Fault] = []
+
+    def add_fault(self, fault: _Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def __call__(self, environ: dict[str, Any], start_response: _StartResponse) -> Iterable[bytes]:
+        captured: dict[str, Any] = {}
+
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            captured["status"], captured["headers"] = status, headers
+            return lambda _data: None
+
+        with self._lock:
+            result = self._app(environ, capture)
+            try:
+                body = b"".join(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+            fault = self._take_fault(environ)
+        if fault is not None:
+            # The request was applied; the client only hears of a server error.
+            xml = (
+                b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>'
+                b"<Message>injected by the test server after applying the request"
+                b"</Message></Error>"
+            )
+            start_response(
+                f"{fault.status} Injected Fault",
+                [("Content-Type", "application/xml"), ("Content-Length", str(len(xml)))],
+            )
+            return [xml]
+        start_response(captured["status"], captured["headers"])
+        return [body]
+
+    def _take_fault(self, environ: dict[str, Any]) -> _Fault | None:
+        method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
+        for i, fault in enumerate(self._faults):
+            if fault.method == method and fault.path == path:
+                return self._faults.pop(i)
+        return None
+
+
+@dataclass
+class S3TestServer:
+    """A running S3 endpoint: ``endpoint``, FileIO ``properties``, and helpers."""
+
+    endpoint: str
+    properties: dict[str, str]
+    _app: _OneAtATime = field(repr=False)
+
+    def client(self) -> Any:
+        """A fresh boto3 S3 client for this endpoint (path-style, test credentials)."""
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+            config=Config(s3={"addressing_style": "path"}),
+        )
+
+    def new_bucket(self, prefix: str = "icewright") -> str:
+        """Create an empty bucket with a unique name and return the name."""
+        name = f"{prefix}-{uuid.uuid4().hex[:16]}".lower()
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def lose_next_response(self, method: str, bucket: str, key: str, status: int = 500) -> None:
+        """Apply the next ``method`` request on ``bucket/key`` but answer it with
+        ``status`` (an InternalError), as if the response had been lost."""
+        self._app.add_fault(_Fault(method.upper(), f"/{bucket}/{key}", status))
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3TestServer]:
+    """moto's S3 on 127.0.0.1 (a free port), one request at a time; stopped at the end."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    app = _OneAtATime(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
+    # werkzeug logs every request at INFO; keep the test output readable.
+    werkzeug_log = logging.getLogger("werkzeug")
+    old_level = werkzeug_log.level
+    werkzeug_log.setLevel(logging.WARNING)
+    thread = threading.Thread(target=server.serve_forever, name="moto-s3", daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_port}"
+    properties = {
+        "s3.endpoint": endpoint,
+        "s3.region": REGION,
+        "s3.access-key-id": ACCESS_KEY,
+        "s3.secret-access-key": SECRET_KEY,
+        "s3.path-style-access": "true",
+    }
+    try:
+        yield S3TestServer(endpoint, properties, app)
+    finally:
+        server.shutdown()
+        thread.join(timeout=30)
+        server.server_close()
+        werkzeug_log.setLevel(old_level)

@@ -175,26 +175,45 @@ NAMES = st.text(
 )
 
 
-def _shapes(max_leaves: int) -> st.SearchStrategy[IcebergType]:
-    """Types whose field ids are all 0: ids are assigned afterwards by :func:`_with_ids`."""
+def _requiredness(t: IcebergType) -> st.SearchStrategy[bool]:
+    # spec "Primitive Types": unknown must be optional
+    return st.just(False) if isinstance(t, UnknownType) else st.booleans()
 
-    def extend(children: st.SearchStrategy[IcebergType]) -> st.SearchStrategy[IcebergType]:
-        field = st.builds(
+
+def _field_shape(children: st.SearchStrategy[IcebergType]) -> st.SearchStrategy[NestedField]:
+    return children.flatmap(
+        lambda t: st.builds(
             NestedField,
             field_id=st.just(0),
             name=NAMES,
-            field_type=children,
-            required=st.booleans(),
+            field_type=st.just(t),
+            required=_requiredness(t),
             doc=st.none() | st.text(max_size=10),
         )
-        struct = st.lists(field, max_size=3, unique_by=lambda f: f.name).map(
+    )
+
+
+def _shapes(
+    max_leaves: int, leaves: st.SearchStrategy[PrimitiveType] | None = None
+) -> st.SearchStrategy[IcebergType]:
+    """Types whose field ids are all 0: ids are assigned afterwards by :func:`_with_ids`."""
+
+    def extend(children: st.SearchStrategy[IcebergType]) -> st.SearchStrategy[IcebergType]:
+        struct = st.lists(_field_shape(children), max_size=3, unique_by=lambda f: f.name).map(
             lambda fs: StructType(*fs)
         )
-        lists = st.builds(ListType, st.just(0), children, st.booleans())
-        maps = st.builds(MapType, st.just(0), primitive_keys(), st.just(0), children, st.booleans())
+        lists = children.flatmap(
+            lambda t: st.builds(ListType, st.just(0), st.just(t), _requiredness(t))
+        )
+        maps = children.flatmap(
+            lambda t: st.builds(
+                MapType, st.just(0), primitive_keys(), st.just(0), st.just(t), _requiredness(t)
+            )
+        )
         return st.one_of(struct, lists, maps)
 
-    return st.recursive(primitive_types(), extend, max_leaves=max_leaves)
+    base = primitive_types() if leaves is None else leaves
+    return st.recursive(base, extend, max_leaves=max_leaves)
 
 
 def primitive_keys() -> st.SearchStrategy[IcebergType]:
@@ -203,28 +222,22 @@ def primitive_keys() -> st.SearchStrategy[IcebergType]:
 
 
 def _with_ids(t: IcebergType, ids: Iterator[int]) -> IcebergType:
-    """Assign ids depth first; ``unknown`` children are made optional (spec: must be)."""
+    """A copy of ``t`` with field ids drawn from ``ids``, depth first."""
     if isinstance(t, StructType):
         return StructType(*(_field_with_ids(f, ids) for f in t.fields))
     if isinstance(t, ListType):
         element_id = next(ids)
-        element = _with_ids(t.element_type, ids)
-        return ListType(element_id, element, t.element_required and _may_require(element))
+        return ListType(element_id, _with_ids(t.element_type, ids), t.element_required)
     if isinstance(t, MapType):
         key_id, value_id = next(ids), next(ids)
         key, value = _with_ids(t.key_type, ids), _with_ids(t.value_type, ids)
-        return MapType(key_id, key, value_id, value, t.value_required and _may_require(value))
+        return MapType(key_id, key, value_id, value, t.value_required)
     return t
-
-
-def _may_require(t: IcebergType) -> bool:
-    return not isinstance(t, UnknownType)
 
 
 def _field_with_ids(f: NestedField, ids: Iterator[int]) -> NestedField:
     field_id = next(ids)
-    t = _with_ids(f.field_type, ids)
-    return NestedField(field_id, f.name, t, f.required and _may_require(t), f.doc)
+    return NestedField(field_id, f.name, _with_ids(f.field_type, ids), f.required, f.doc)
 
 
 def _count_ids(t: IcebergType) -> int:
@@ -245,9 +258,14 @@ def _unique_ids(draw: st.DrawFn, count: int) -> list[int]:
 
 
 @st.composite
-def nested_types(draw: st.DrawFn, max_leaves: int = 8) -> IcebergType:
-    """A struct, list or map type with unique (random) field ids."""
-    shape = draw(_shapes(max_leaves).filter(lambda t: not isinstance(t, PrimitiveType)))
+def nested_types(
+    draw: st.DrawFn, max_leaves: int = 8, leaves: st.SearchStrategy[PrimitiveType] | None = None
+) -> IcebergType:
+    """A struct, list or map type with unique (random) field ids.
+
+    ``leaves`` limits the primitive types used (default: every primitive type).
+    """
+    shape = draw(_shapes(max_leaves, leaves).filter(lambda t: not isinstance(t, PrimitiveType)))
     ids = draw(_unique_ids(_count_ids(shape)))
     return _with_ids(shape, iter(ids))
 
@@ -302,23 +320,18 @@ def identifier_candidates(fields: tuple[NestedField, ...]) -> list[int]:
 
 @st.composite
 def schemas(
-    draw: st.DrawFn, max_leaves: int = 10, defaults: bool = True, identifiers: bool = True
+    draw: st.DrawFn,
+    max_leaves: int = 10,
+    defaults: bool = True,
+    identifiers: bool = True,
+    leaves: st.SearchStrategy[PrimitiveType] | None = None,
 ) -> Schema:
-    """A random schema: nested fields, unique ids, optional defaults and identifier fields."""
-    shape = draw(
-        st.lists(
-            st.builds(
-                NestedField,
-                field_id=st.just(0),
-                name=NAMES,
-                field_type=_shapes(max_leaves // 2 or 1),
-                required=st.booleans(),
-                doc=st.none() | st.text(max_size=10),
-            ),
-            max_size=5,
-            unique_by=lambda f: f.name,
-        )
-    )
+    """A random schema: nested fields, unique ids, optional defaults and identifier fields.
+
+    ``leaves`` limits the primitive types used (default: every primitive type).
+    """
+    children = _shapes(max_leaves // 2 or 1, leaves)
+    shape = draw(st.lists(_field_shape(children), max_size=5, unique_by=lambda f: f.name))
     struct = StructType(*shape)
     ids = iter(draw(_unique_ids(_count_ids(struct))))
     fields = tuple(_field_with_ids(f, ids) for f in struct.fields)

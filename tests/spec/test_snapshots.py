@@ -40,7 +40,7 @@ def test_summary_is_an_immutable_string_mapping_with_operation() -> None:
     assert s["operation"] == "append"
     assert dict(s) == {"operation": "append", "added-records": "3", "added-data-files": "1"}
     assert s.properties() == {"added-records": "3", "added-data-files": "1"}
-    assert list(s.to_json())[0] == "operation"
+    assert next(iter(s.to_json())) == "operation"
     with pytest.raises(TypeError):
         s["x"] = "y"  # type: ignore[index]
     assert hash(s) == hash(Summary("append", {"added-data-files": "1", "added-records": "3"}))

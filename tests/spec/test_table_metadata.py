@@ -180,6 +180,19 @@ def test_v1_file_with_only_deprecated_fields() -> None:
     assert written(TableMetadata.from_json(md.to_json())) == expected
 
 
+def test_main_branch_is_implied_when_refs_lack_it() -> None:
+    obj = load("table_metadata_v2_full.json")
+    del obj["refs"]["main"]
+    md = TableMetadata.from_json(obj)
+    assert md.refs[MAIN_BRANCH] == SnapshotRef(3055729675574597004, SnapshotRefType.BRANCH)
+    assert set(md.refs) == {"main", "audit", "v1.0"}
+
+
+def test_byte_order_mark_is_tolerated() -> None:
+    raw = (RESOURCES / "table_metadata_v2_full.json").read_bytes()
+    assert TableMetadata.from_json(b"\xef\xbb\xbf" + raw) == TableMetadata.from_json(raw)
+
+
 def test_v3_file_is_read_completely_and_not_written() -> None:
     original = load("table_metadata_v3.json")
     md = TableMetadata.from_json(json.dumps(original))
@@ -358,6 +371,7 @@ def test_set_branch_snapshot_keeps_retention_settings() -> None:
     [
         (lambda md: md.add_snapshot(snapshot(101, 2, 1)), "already exists"),
         (lambda md: md.add_snapshot(snapshot(102, 1, 1, parent=101)), "not above"),
+        (lambda md: md.add_snapshot(snapshot(102, 0, 1)), "not above"),
         (
             lambda md: md.add_snapshot(dataclasses.replace(snapshot(103, 5, 1), summary=None)),
             "needs a summary",
@@ -459,7 +473,7 @@ def test_new_table_rejects_unwritable_versions_and_bad_inputs() -> None:
         simple_table(**{"format-version": "1"})
     plain = Schema(NestedField(1, "id", LongType()))
     on_missing = PartitionSpec(PartitionField(9, 1000, parse_transform("identity"), "p"))
-    with pytest.raises(ValidationError, match="source column id 9"):
+    with pytest.raises(ValidationError, match="column id 9"):
         new_table_metadata(plain, on_missing, UNSORTED_SORT_ORDER, "s3://b/t")
     bad_transform = PartitionSpec(PartitionField(1, 1000, parse_transform("day"), "d"))
     with pytest.raises(ValidationError, match="day"):
@@ -547,7 +561,12 @@ NESTED_SCHEMA_JSON = {
             "id": 9,
             "name": "tags",
             "required": False,
-            "type": {"type": "list", "element-id": 99, "element": "string", "element-required": False},
+            "type": {
+                "type": "list",
+                "element-id": 99,
+                "element": "string",
+                "element-required": False,
+            },
         },
     ],
 }
@@ -562,7 +581,12 @@ NESTED_ORDER_JSON = {
     "order-id": 4,
     "fields": [
         {"transform": "identity", "source-id": 12, "direction": "desc", "null-order": "nulls-last"},
-        {"transform": "truncate[3]", "source-id": 40, "direction": "asc", "null-order": "nulls-first"},
+        {
+            "transform": "truncate[3]",
+            "source-id": 40,
+            "direction": "asc",
+            "null-order": "nulls-first",
+        },
     ],
 }
 

@@ -199,7 +199,10 @@ class ScanResult:
 
 def _scan_result(value: dict[str, Any]) -> ScanResult:
     fields = value["schema"]["fields"]
-    rows = [tuple(_decode(v, f["type"]) for v, f in zip(row, fields, strict=True)) for row in value["rows"]]
+    rows = [
+        tuple(_decode(v, f["type"]) for v, f in zip(row, fields, strict=True))
+        for row in value["rows"]
+    ]
     return ScanResult(tuple(value["columns"]), sorted_rows(rows), value["count"], value["schema"])
 
 
@@ -529,7 +532,11 @@ class IcebergJava:
             request_file = Path(tmp) / "request.json"
             request_file.write_text(
                 json.dumps(
-                    {"jar": str(jar), "workdir": str(Path(tmp) / "work"), "requests": list(requests)}
+                    {
+                        "jar": str(jar),
+                        "workdir": str(Path(tmp) / "work"),
+                        "requests": list(requests),
+                    }
                 ),
                 encoding="utf-8",
             )
@@ -624,7 +631,9 @@ class IcebergJava:
         """See :meth:`JavaBatch.read_manifest`."""
         return self._one(lambda b: b.read_manifest(path, **kwargs))
 
-    def scan(self, metadata_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> ScanResult:
+    def scan(
+        self, metadata_path: str | os.PathLike[str] | None = None, **kwargs: Any
+    ) -> ScanResult:
         """See :meth:`JavaBatch.scan`."""
         return self._one(lambda b: b.scan(metadata_path, **kwargs))
 

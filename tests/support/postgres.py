@@ -77,6 +77,7 @@ def _wait_ready(bindir: Path, port: int, timeout: float = 30.0) -> None:
         probe = subprocess.run(
             [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-U", OS_USER],
             capture_output=True,
+            check=False,
         )
         if probe.returncode == 0:
             return
@@ -112,7 +113,8 @@ def postgres_url() -> Iterator[str]:
         ]
     )
     options = f"-h 127.0.0.1 -p {port} -k {sockdir} -c fsync=off -c full_page_writes=off"
-    _as_postgres([str(bindir / "pg_ctl"), "-D", datadir, "-l", logfile, "-o", options, "-w", "start"])
+    pg_ctl = str(bindir / "pg_ctl")
+    _as_postgres([pg_ctl, "-D", datadir, "-l", logfile, "-o", options, "-w", "start"])
     try:
         _wait_ready(bindir, port)
         _as_postgres(
@@ -120,5 +122,5 @@ def postgres_url() -> Iterator[str]:
         )
         yield f"postgresql+psycopg://{OS_USER}@127.0.0.1:{port}/{DATABASE}"
     finally:
-        _as_postgres([str(bindir / "pg_ctl"), "-D", datadir, "-m", "fast", "-w", "stop"], False)
+        _as_postgres([pg_ctl, "-D", datadir, "-m", "fast", "-w", "stop"], check=False)
         shutil.rmtree(root, ignore_errors=True)

@@ -376,22 +376,25 @@ class Catalog(ABC):
         return metadata
 
     @staticmethod
-    def _with_base_in_log(io: FileIO, base_location: str, new: TableMetadata) -> TableMetadata:
+    def _with_base_in_log(
+        io: FileIO, base_location: str, new: TableMetadata, base: TableMetadata | None = None
+    ) -> TableMetadata:
         """``new`` with the base file appended to its ``metadata-log`` (spec: "Table
         Metadata Fields"), unless the caller has already appended it.
 
         The entry's timestamp is the base file's ``last-updated-ms``, so the base
-        is read; it must describe the same table as ``new``.
+        is read unless given; it must describe the same table as ``new``.
         """
         if new.metadata_log and new.metadata_log[-1].metadata_file == base_location:
             return new
-        try:
-            base = read_table_metadata(io, base_location)
-        except NoSuchFile as e:
-            raise ValidationError(
-                f"the base metadata file {base_location} does not exist ({e}); load the table "
-                "again and rebuild the change on its current metadata"
-            ) from e
+        if base is None:
+            try:
+                base = read_table_metadata(io, base_location)
+            except NoSuchFile as e:
+                raise ValidationError(
+                    f"the base metadata file {base_location} does not exist ({e}); load the "
+                    "table again and rebuild the change on its current metadata"
+                ) from e
         if base.table_uuid is not None and base.table_uuid != new.table_uuid:
             raise ValidationError(
                 f"the new metadata has table-uuid {new.table_uuid}, but the base metadata "

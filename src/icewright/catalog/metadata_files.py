@@ -81,6 +81,18 @@ def metadata_version(location: str) -> int | None:
     return None
 
 
+def hadoop_metadata_version(location: str) -> int | None:
+    """The ``N`` of a file-system table's ``v<N>.metadata.json`` (any gzip spelling)."""
+    match = _HADOOP_NAME.fullmatch(basename(location))
+    return None if match is None else int(match.group(1))
+
+
+def hadoop_metadata_candidates(metadata_location_dir: str, version: int) -> tuple[str, ...]:
+    """Every name version ``N`` may have: plain, ``.gz.metadata.json``, ``.metadata.json.gz``."""
+    stem = f"{metadata_location_dir}/v{version}"
+    return (f"{stem}.metadata.json", f"{stem}.gz.metadata.json", f"{stem}.metadata.json.gz")
+
+
 def metadata_dir(table_location: str, properties: Mapping[str, str]) -> str:
     """The directory that holds a table's metadata files (``write.metadata.path``)."""
     custom = properties.get(METADATA_PATH)
@@ -167,7 +179,11 @@ def _parse(path: str, kind: str, parse: Any, document: Mapping[str, Any]) -> Any
 
 def read_table_metadata(io: FileIO, path: str) -> TableMetadata:
     """Read a table metadata file; :class:`InvalidMetadata` names the path."""
-    document = read_metadata_document(io, path)
+    return table_metadata_from_document(read_metadata_document(io, path), path)
+
+
+def table_metadata_from_document(document: Mapping[str, Any], path: str) -> TableMetadata:
+    """Parse a metadata file's JSON object as table metadata (``path`` for messages)."""
     if is_view_document(document):
         raise InvalidMetadata(f"metadata file {path} holds view metadata, not table metadata")
     result: TableMetadata = _parse(path, "table", TableMetadata.from_json, document)
@@ -176,7 +192,11 @@ def read_table_metadata(io: FileIO, path: str) -> TableMetadata:
 
 def read_view_metadata(io: FileIO, path: str) -> ViewMetadata:
     """Read a view metadata file; :class:`InvalidMetadata` names the path."""
-    document = read_metadata_document(io, path)
+    return view_metadata_from_document(read_metadata_document(io, path), path)
+
+
+def view_metadata_from_document(document: Mapping[str, Any], path: str) -> ViewMetadata:
+    """Parse a metadata file's JSON object as view metadata (``path`` for messages)."""
     if not is_view_document(document):
         raise InvalidMetadata(f"metadata file {path} holds table metadata, not view metadata")
     result: ViewMetadata = _parse(path, "view", ViewMetadata.from_json, document)

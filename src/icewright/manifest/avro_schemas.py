@@ -16,13 +16,10 @@ Appendix A type mapping:
 
 from __future__ import annotations
 
-import decimal
-import json
 import re
-import uuid
 from typing import Any
 
-from icewright.errors import ValidationError
+from icewright.errors import UnsupportedFormatVersion, ValidationError
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -98,25 +95,29 @@ def avro_field_name(name: str) -> str:
 
 
 class _NamedTypes:
-    """Named Avro types already defined in the schema being built."""
+    """The names of the Avro types already defined in the schema being built.
+
+    Avro forbids defining a name twice. The reference implementation defines a repeated
+    type (say two ``decimal(9,2)`` partition fields) once and refers to it by name, but
+    pyiceberg cannot resolve such references; so a repeated type is defined again under
+    a name made unique with the field id. Iceberg readers match fields by id, never by
+    these names.
+    """
 
     def __init__(self) -> None:
-        self._defined: dict[str, str] = {}
+        self._defined: set[str] = set()
 
-    def define(self, schema: dict[str, Any]) -> AvroSchema:
-        """The full definition the first time a name is seen, afterwards just the name."""
+    def define(self, schema: dict[str, Any], field_id: int | None) -> dict[str, Any]:
+        """``schema`` with a name not yet used in this Avro schema."""
         name = schema["name"]
-        text = json.dumps(schema, sort_keys=True)
-        seen = self._defined.get(name)
-        if seen is None:
-            self._defined[name] = text
-            return schema
-        if seen != text:
-            raise ValidationError(
-                f"Avro name {name!r} would be defined twice with different types; "
-                "rename one of the fields or partition fields"
-            )
-        return name
+        if name in self._defined:
+            base = f"{name}_{field_id}" if field_id is not None else name
+            name, n = base, 1
+            while name in self._defined:
+                name, n = f"{base}_{n}", n + 1
+            schema = {**schema, "name": name}
+        self._defined.add(name)
+        return schema
 
 
 def _timestamp(logical_type: str, *, utc: bool) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def _timestamp(logical_type: str, *, utc: bool) -> dict[str, Any]:
     return {"type": "long", "logicalType": logical_type, "adjust-to-utc": utc}
 
 
-def _primitive_to_avro(t: IcebergType, names: _NamedTypes) -> AvroSchema:
+def _primitive_to_avro(t: IcebergType, field_id: int | None, names: _NamedTypes) -> AvroSchema:
     simple: dict[type[IcebergType], AvroSchema] = {
         BooleanType: "boolean",
         IntegerType: "int",
@@ -139,24 +140,20 @@ def _primitive_to_avro(t: IcebergType, names: _NamedTypes) -> AvroSchema:
         UnknownType: "null",
         DateType: {"type": "int", "logicalType": "date"},
         TimeType: {"type": "long", "logicalType": "time-micros"},
-        TimestampType: {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False},
-        TimestamptzType: {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True},
-        TimestampNsType: {"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": False},
-        TimestamptzNsType: {
-            "type": "long",
-            "logicalType": "timestamp-nanos",
-            "adjust-to-utc": True,
-        },
+        TimestampType: _timestamp("timestamp-micros", utc=False),
+        TimestamptzType: _timestamp("timestamp-micros", utc=True),
+        TimestampNsType: _timestamp("timestamp-nanos", utc=False),
+        TimestamptzNsType: _timestamp("timestamp-nanos", utc=True),
     }
     found = simple.get(type(t))
     if found is not None:
         return dict(found) if isinstance(found, dict) else found
     if isinstance(t, UUIDType):
-        return names.define(
-            {"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"}
-        )
+        uuid_fixed = {"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"}
+        return names.define(uuid_fixed, field_id)
     if isinstance(t, FixedType):
-        return names.define({"type": "fixed", "name": f"fixed_{t.length}", "size": t.length})
+        fixed = {"type": "fixed", "name": f"fixed_{t.length}", "size": t.length}
+        return names.define(fixed, field_id)
     if isinstance(t, DecimalType):
         return names.define(
             {
@@ -166,7 +163,8 @@ def _primitive_to_avro(t: IcebergType, names: _NamedTypes) -> AvroSchema:
                 "logicalType": "decimal",
                 "precision": t.precision,
                 "scale": t.scale,
-            }
+            },
+            field_id,
         )
     raise ValidationError(f"type {t} has no Avro representation in a manifest")
 
@@ -211,7 +209,8 @@ def _type_to_avro(t: IcebergType, field_id: int | None, names: _NamedTypes) -> A
                     "type": "record",
                     "name": f"k{t.key_id}_v{t.value_id}",
                     "fields": [{"name": "key", "type": key, "field-id": t.key_id}, value_field],
-                }
+                },
+                None,
             ),
         }
     if isinstance(t, VariantType):
@@ -224,9 +223,10 @@ def _type_to_avro(t: IcebergType, field_id: int | None, names: _NamedTypes) -> A
                     {"name": "metadata", "type": "bytes"},
                     {"name": "value", "type": "bytes"},
                 ],
-            }
+            },
+            field_id,
         )
-    return _primitive_to_avro(t, names)
+    return _primitive_to_avro(t, field_id, names)
 
 
 def _field_to_avro(f: NestedField, names: _NamedTypes) -> dict[str, Any]:
@@ -246,16 +246,14 @@ def _field_to_avro(f: NestedField, names: _NamedTypes) -> dict[str, Any]:
     return out
 
 
-def _record(struct: StructType, name: str, names: _NamedTypes) -> AvroSchema:
+def _record(struct: StructType, name: str, names: _NamedTypes) -> dict[str, Any]:
     fields = [_field_to_avro(f, names) for f in struct.fields]
-    return names.define({"type": "record", "name": name, "fields": fields})
+    return names.define({"type": "record", "name": name, "fields": fields}, None)
 
 
 def struct_to_avro(struct: StructType, record_name: str) -> dict[str, Any]:
     """The Avro record schema of an Iceberg struct, per Appendix A."""
-    schema = _record(struct, record_name, _NamedTypes())
-    assert isinstance(schema, dict)  # a fresh name registry always returns the definition
-    return schema
+    return _record(struct, record_name, _NamedTypes())
 
 
 # --- the manifest structs (spec: "Manifest Entry Fields", "Data File Fields") ---------
@@ -462,196 +460,7 @@ SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 
 def _check_version(format_version: int) -> None:
     if format_version not in SUPPORTED_FORMAT_VERSIONS:
-        from icewright.errors import UnsupportedFormatVersion
-
         raise UnsupportedFormatVersion(
             f"format version {format_version!r} is not supported for manifests: "
             f"use one of {SUPPORTED_FORMAT_VERSIONS}"
         )
-
-
-# --- reading -------------------------------------------------------------------------
-
-
-def strip_logical_types(schema: AvroSchema) -> AvroSchema:
-    """A copy of a writer schema without ``logicalType`` annotations.
-
-    Used as the fastavro reader schema so that dates, times, timestamps, decimals and
-    UUIDs come back as the raw ints and bytes the file stores, instead of the datetime,
-    Decimal and UUID objects fastavro would make (and fail to make for out-of-range
-    values); :func:`avro_value_converter` then applies the project's conventions.
-    """
-    if isinstance(schema, list):
-        return [strip_logical_types(s) for s in schema]
-    if isinstance(schema, dict):
-        out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key == "logicalType":
-                continue
-            if key in ("type", "items", "values", "fields"):
-                out[key] = strip_logical_types(value)
-            else:
-                out[key] = value
-        return out
-    return schema
-
-
-def named_types(schema: AvroSchema) -> dict[str, dict[str, Any]]:
-    """Every named type (record, fixed, enum) defined in ``schema``, by name."""
-    found: dict[str, dict[str, Any]] = {}
-
-    def visit(s: AvroSchema) -> None:
-        if isinstance(s, list):
-            for branch in s:
-                visit(branch)
-        elif isinstance(s, dict):
-            kind = s.get("type")
-            if kind in ("record", "fixed", "enum") and isinstance(s.get("name"), str):
-                found.setdefault(s["name"], s)
-            if kind == "record":
-                for f in s.get("fields", []):
-                    visit(f.get("type"))
-            elif kind == "array":
-                visit(s.get("items"))
-            elif kind == "map":
-                visit(s.get("values"))
-            elif isinstance(kind, dict | list):
-                visit(kind)
-
-    visit(schema)
-    return found
-
-
-def resolve(schema: AvroSchema, named: dict[str, dict[str, Any]]) -> AvroSchema:
-    """``schema`` with an optional union and a name reference looked through."""
-    if isinstance(schema, list):
-        branches = [b for b in schema if b != "null"]
-        schema = branches[0] if len(branches) == 1 else schema
-    if isinstance(schema, str) and schema in named:
-        return named[schema]
-    if isinstance(schema, dict) and isinstance(schema.get("type"), dict | list | str):
-        inner = schema["type"]
-        if isinstance(inner, dict | list) or (isinstance(inner, str) and inner in named):
-            return resolve(inner, named)
-    return schema
-
-
-def avro_value_converter(
-    schema: AvroSchema, named: dict[str, dict[str, Any]]
-) -> Any:  # Callable[[Any], Any]
-    """A function turning a raw Avro datum of ``schema`` into the project's Python value.
-
-    Only decimals (unscaled two's complement bytes) and UUIDs (16 bytes, or a string
-    from writers that use the ``string`` form) need a change: dates, times and
-    timestamps already are the ints the project uses once logical types are stripped.
-    """
-    resolved = resolve(schema, named)
-    logical = resolved.get("logicalType") if isinstance(resolved, dict) else None
-    if logical == "decimal":
-        scale = int(resolved.get("scale", 0))
-
-        def to_decimal(raw: Any) -> Any:
-            if raw is None:
-                return None
-            unscaled = int.from_bytes(raw, "big", signed=True)
-            return decimal.Decimal(unscaled).scaleb(-scale)
-
-        return to_decimal
-    if logical == "uuid":
-
-        def to_uuid(raw: Any) -> Any:
-            if raw is None:
-                return None
-            return uuid.UUID(raw) if isinstance(raw, str) else uuid.UUID(bytes=bytes(raw))
-
-        return to_uuid
-    return _identity
-
-
-def _identity(raw: Any) -> Any:
-    return raw
-
-
-_INVALID = object()
-_INT32_TYPES = IntegerType | DateType
-_INT64_TYPES = (
-    LongType | TimeType | TimestampType | TimestamptzType | TimestampNsType | TimestamptzNsType
-)
-
-
-def _is_int(value: Any, bits: int) -> bool:
-    limit = 2 ** (bits - 1)
-    return isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit
-
-
-def _avro_datum(t: IcebergType, value: Any) -> Any:
-    """The Avro datum of ``value``, or ``_INVALID`` when it does not fit type ``t``."""
-    if isinstance(t, BooleanType):
-        ok = isinstance(value, bool)
-    elif isinstance(t, _INT32_TYPES):
-        ok = _is_int(value, 32)
-    elif isinstance(t, _INT64_TYPES):
-        ok = _is_int(value, 64)
-    elif isinstance(t, FloatType | DoubleType):
-        return float(value) if _is_int(value, 64) or isinstance(value, float) else _INVALID
-    elif isinstance(t, StringType):
-        ok = isinstance(value, str)
-    elif isinstance(t, UUIDType):
-        return value.bytes if isinstance(value, uuid.UUID) else _INVALID
-    elif isinstance(t, FixedType):
-        ok = isinstance(value, bytes) and len(value) == t.length
-    elif isinstance(t, BinaryType | GeometryType | GeographyType):
-        ok = isinstance(value, bytes)
-    elif isinstance(t, DecimalType):
-        if not isinstance(value, decimal.Decimal) or not value.is_finite():
-            return _INVALID
-        unscaled = value.scaleb(t.scale)
-        if unscaled != unscaled.to_integral_value() or abs(unscaled) >= 10**t.precision:
-            return _INVALID
-        # Appendix A: fixed of minBytesRequired(P), unscaled two's complement big-endian.
-        return int(unscaled).to_bytes(decimal_required_bytes(t.precision), "big", signed=True)
-    else:
-        ok = False
-    return value if ok else _INVALID
-
-
-def partition_value_to_avro(t: IcebergType, value: Any, what: str) -> Any:
-    """The Avro datum of one partition value of Iceberg type ``t`` (Appendix A).
-
-    Checks the value against the project's Python conventions, so that a wrong value is
-    reported with the field it belongs to instead of failing inside the Avro encoder.
-    """
-    if value is None:
-        return None
-    datum = _avro_datum(t, value)
-    if datum is _INVALID:
-        raise ValidationError(
-            f"{what}: {value!r} is not a valid {t} value; see the value conventions "
-            "(e.g. date as int days, timestamp as int microseconds, decimal as Decimal "
-            "with the type's scale, uuid as uuid.UUID)"
-        )
-    return datum
-
-
-def renames_by_field_id(record_schema: AvroSchema, struct: StructType) -> dict[str, str]:
-    """Writer field name -> spec name, for fields whose ``field-id`` the spec names otherwise.
-
-    Iceberg readers match fields by id, not by name (older writers used other names, e.g.
-    ``added_data_files_count`` for field 504); records are renamed with this map.
-    """
-    if not isinstance(record_schema, dict):
-        return {}
-    by_id = {f.field_id: f.name for f in struct.fields}
-    renames = {}
-    for f in record_schema.get("fields", []):
-        name = by_id.get(f.get("field-id"))
-        if name is not None and name != f.get("name"):
-            renames[f["name"]] = name
-    return renames
-
-
-def rename_fields(record: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
-    """``record`` with its keys renamed per :func:`renames_by_field_id`."""
-    if not renames:
-        return record
-    return {renames.get(k, k): v for k, v in record.items()}

@@ -11,12 +11,26 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import fastavro
 
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
+from icewright.manifest.avro_codec import (
+    DEFAULT_CODEC,
+    avro_value_converter,
+    int_header,
+    map_to_avro,
+    named_types,
+    open_avro,
+    partition_value_to_avro,
+    read_map,
+    rename_fields,
+    renames_by_field_id,
+    resolve,
+    write_avro,
+)
 from icewright.manifest.avro_schemas import (
     BLOCK_SIZE,
     DATA_FILE_FIELD_ID,
@@ -24,16 +38,9 @@ from icewright.manifest.avro_schemas import (
     SUPPORTED_FORMAT_VERSIONS,
     AvroSchema,
     avro_field_name,
-    avro_value_converter,
     data_file_type,
     manifest_entry_schema,
     manifest_entry_type,
-    named_types,
-    partition_value_to_avro,
-    rename_fields,
-    renames_by_field_id,
-    resolve,
-    strip_logical_types,
 )
 from icewright.manifest.data_file import (
     DEFAULT_BLOCK_SIZE,
@@ -51,9 +58,6 @@ from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, FloatType, IcebergType, PrimitiveType, StructType
 from icewright.spec.values import to_bytes
-
-DEFAULT_CODEC = "deflate"
-"""Avro block compression of manifests and manifest lists (what the reference writes)."""
 
 
 class ManifestMetadata(NamedTuple):
@@ -117,13 +121,6 @@ def _check_format_version(format_version: int) -> None:
             f"cannot write a format version {format_version!r} manifest: use one of "
             f"{SUPPORTED_FORMAT_VERSIONS}"
         )
-
-
-def _map_to_avro(values: Mapping[int, Any] | None) -> list[dict[str, Any]] | None:
-    if values is None:
-        return None
-    # Appendix A: int-keyed maps are arrays of key/value records; sorted for stable bytes.
-    return [{"key": k, "value": values[k]} for k in sorted(values)]
 
 
 class ManifestWriter:
@@ -321,12 +318,12 @@ class ManifestWriter:
             "partition": partition,
             "record_count": df.record_count,
             "file_size_in_bytes": df.file_size_in_bytes,
-            "column_sizes": _map_to_avro(df.column_sizes),
-            "value_counts": _map_to_avro(df.value_counts),
-            "null_value_counts": _map_to_avro(df.null_value_counts),
-            "nan_value_counts": _map_to_avro(df.nan_value_counts),
-            "lower_bounds": _map_to_avro(df.lower_bounds),
-            "upper_bounds": _map_to_avro(df.upper_bounds),
+            "column_sizes": map_to_avro(df.column_sizes),
+            "value_counts": map_to_avro(df.value_counts),
+            "null_value_counts": map_to_avro(df.null_value_counts),
+            "nan_value_counts": map_to_avro(df.nan_value_counts),
+            "lower_bounds": map_to_avro(df.lower_bounds),
+            "upper_bounds": map_to_avro(df.upper_bounds),
             "key_metadata": df.key_metadata,
             "split_offsets": None if df.split_offsets is None else list(df.split_offsets),
             "sort_order_id": df.sort_order_id,
@@ -370,11 +367,7 @@ class ManifestWriter:
 
     def to_bytes(self) -> bytes:
         """The Avro manifest file holding every entry added so far."""
-        buf = io.BytesIO()
-        fastavro.writer(
-            buf, self._avro_schema, self._records, metadata=self.metadata(), codec=self.codec
-        )
-        return buf.getvalue()
+        return write_avro(self._avro_schema, self._records, self.metadata(), self.codec)
 
     def finish(self, manifest_path: str) -> tuple[bytes, ManifestFile]:
         """The manifest bytes and their :class:`ManifestFile`, to be stored at ``manifest_path``."""
@@ -441,46 +434,6 @@ def _where(path: str | None) -> str:
     return path if path else "manifest"
 
 
-def open_avro(data: bytes, what: str) -> tuple[dict[str, str], AvroSchema, list[dict[str, Any]]]:
-    """Header metadata, writer schema and records of an Avro container file.
-
-    The records are decoded with the writer schema minus its logical types, so values
-    come back as the ints and bytes the file stores (fastavro would otherwise build
-    dates, datetimes and Decimals, failing for out-of-range values); callers apply the
-    project's conventions. Anything unreadable becomes :class:`InvalidMetadata`.
-    """
-    try:
-        blocks = fastavro.block_reader(io.BytesIO(data))
-        metadata = {k: v for k, v in blocks.metadata.items() if isinstance(v, str)}
-        writer_schema = json.loads(metadata["avro.schema"])
-        raw_schema = fastavro.parse_schema(strip_logical_types(writer_schema))
-        records: list[dict[str, Any]] = []
-        for block in blocks:
-            body = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
-            body.seek(0)
-            for _ in range(block.num_records):
-                record = fastavro.schemaless_reader(body, raw_schema, None)
-                assert isinstance(record, dict)
-                records.append(record)
-    except Exception as exc:  # fastavro raises many kinds of errors for corrupt input
-        raise InvalidMetadata(
-            f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
-        ) from exc
-    return metadata, writer_schema, records
-
-
-def _int_header(metadata: Mapping[str, str], key: str, default: int, what: str) -> int:
-    text = metadata.get(key)
-    if text is None:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise InvalidMetadata(
-            f"{what}: metadata {key!r} must be an integer, got {text!r}"
-        ) from None
-
-
 def _field_by_id(record_schema: AvroSchema, field_id: int, named: dict[str, dict[str, Any]]) -> Any:
     if not isinstance(record_schema, dict):
         return None
@@ -490,9 +443,7 @@ def _field_by_id(record_schema: AvroSchema, field_id: int, named: dict[str, dict
     return None
 
 
-def _partition_readers(
-    writer_schema: AvroSchema,
-) -> list[tuple[str, Any]]:
+def _partition_readers(writer_schema: AvroSchema) -> list[tuple[str, Callable[[Any], Any]]]:
     """(Avro name, converter) of each partition field, in the order written (spec order)."""
     named = named_types(writer_schema)
     data_file = _field_by_id(writer_schema, DATA_FILE_FIELD_ID, named)
@@ -505,14 +456,6 @@ def _partition_readers(
     return [(f["name"], avro_value_converter(f["type"], named)) for f in partition["fields"]]
 
 
-def _read_map(value: Any) -> dict[int, Any] | None:
-    if value is None:
-        return None
-    if isinstance(value, dict):  # an Avro map (string keys) from a lenient writer
-        return {int(k): v for k, v in value.items()}
-    return {int(kv["key"]): kv["value"] for kv in value}
-
-
 def _optional_tuple(value: Any) -> tuple[int, ...] | None:
     return None if value is None else tuple(value)
 
@@ -523,7 +466,7 @@ def read_manifest_metadata(data: bytes, path: str | None = None) -> ManifestMeta
     try:
         header = fastavro.reader(io.BytesIO(data))
         metadata = {k: v for k, v in header.metadata.items() if isinstance(v, str)}
-    except Exception as exc:
+    except Exception as exc:  # fastavro raises many kinds of errors for corrupt input
         raise InvalidMetadata(
             f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
         ) from exc
@@ -541,11 +484,11 @@ def _manifest_metadata(metadata: Mapping[str, str], what: str) -> ManifestMetada
         schema = Schema.from_json(schema_json)
         spec = PartitionSpec.from_fields_json(
             json.loads(metadata["partition-spec"]),
-            _int_header(metadata, "partition-spec-id", 0, what),
+            int_header(metadata, "partition-spec-id", 0, what),
         )
     except (ValueError, ValidationError) as exc:
         raise InvalidMetadata(f"{what}: invalid schema or partition spec metadata: {exc}") from exc
-    format_version = _int_header(metadata, "format-version", 1, what)
+    format_version = int_header(metadata, "format-version", 1, what)
     content_name = metadata.get("content", "data")
     if content_name not in ("data", "deletes"):
         raise InvalidMetadata(f"{what}: content must be 'data' or 'deletes', got {content_name!r}")
@@ -568,11 +511,11 @@ def read_manifest(
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
     metadata, writer_schema, records = open_avro(data, what)
-    format_version = _int_header(metadata, "format-version", 1, what)
+    format_version = int_header(metadata, "format-version", 1, what)
     if manifest is not None:
         spec_id = manifest.partition_spec_id
     else:
-        spec_id = _int_header(metadata, "partition-spec-id", 0, what)
+        spec_id = int_header(metadata, "partition-spec-id", 0, what)
     try:
         entry_renames, file_renames = _renames(writer_schema)
         partition_readers = _partition_readers(writer_schema)
@@ -585,15 +528,8 @@ def read_manifest(
     if manifest is not None:
         return _inherit(entries, manifest)
     if format_version == 1:
-        return [
-            e.replace(
-                sequence_number=0 if e.sequence_number is None else e.sequence_number,
-                file_sequence_number=0
-                if e.file_sequence_number is None
-                else e.file_sequence_number,
-            )
-            for e in entries
-        ]
+        # spec: v1 manifests have no sequence numbers; they all read as 0.
+        return [e.replace(sequence_number=0, file_sequence_number=0) for e in entries]
     return entries
 
 
@@ -615,7 +551,7 @@ def _renames(writer_schema: AvroSchema) -> tuple[dict[str, str], dict[str, str]]
 def _entry(
     record: dict[str, Any],
     file_renames: dict[str, str],
-    partition_readers: list[tuple[str, Any]],
+    partition_readers: list[tuple[str, Callable[[Any], Any]]],
     spec_id: int,
 ) -> ManifestEntry:
     raw = rename_fields(record["data_file"], file_renames)
@@ -627,12 +563,12 @@ def _entry(
         partition=tuple(convert(partition.get(name)) for name, convert in partition_readers),
         record_count=raw["record_count"],
         file_size_in_bytes=raw["file_size_in_bytes"],
-        column_sizes=_read_map(raw.get("column_sizes")),
-        value_counts=_read_map(raw.get("value_counts")),
-        null_value_counts=_read_map(raw.get("null_value_counts")),
-        nan_value_counts=_read_map(raw.get("nan_value_counts")),
-        lower_bounds=_read_map(raw.get("lower_bounds")),
-        upper_bounds=_read_map(raw.get("upper_bounds")),
+        column_sizes=read_map(raw.get("column_sizes")),
+        value_counts=read_map(raw.get("value_counts")),
+        null_value_counts=read_map(raw.get("null_value_counts")),
+        nan_value_counts=read_map(raw.get("nan_value_counts")),
+        lower_bounds=read_map(raw.get("lower_bounds")),
+        upper_bounds=read_map(raw.get("upper_bounds")),
         key_metadata=raw.get("key_metadata"),
         split_offsets=_optional_tuple(raw.get("split_offsets")),
         equality_ids=_optional_tuple(raw.get("equality_ids")),
@@ -670,16 +606,17 @@ def _inherit(entries: list[ManifestEntry], manifest: ManifestFile) -> list[Manif
             assert next_row_id is not None
             df = df.replace(first_row_id=next_row_id)
             next_row_id += df.record_count
+        data_seq, file_seq = e.sequence_number, e.file_sequence_number
+        if inherits:
+            data_seq = seq if data_seq is None else data_seq
+            file_seq = seq if file_seq is None else file_seq
+        snapshot_id = manifest.added_snapshot_id if e.snapshot_id is None else e.snapshot_id
         out.append(
             ManifestEntry(
                 status=e.status,
-                snapshot_id=manifest.added_snapshot_id if e.snapshot_id is None else e.snapshot_id,
-                sequence_number=seq
-                if e.sequence_number is None and inherits
-                else e.sequence_number,
-                file_sequence_number=(
-                    seq if e.file_sequence_number is None and inherits else e.file_sequence_number
-                ),
+                snapshot_id=snapshot_id,
+                sequence_number=data_seq,
+                file_sequence_number=file_seq,
                 data_file=df,
             )
         )

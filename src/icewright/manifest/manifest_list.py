@@ -8,19 +8,22 @@ written by the attempt get the snapshot's sequence number (and, in v3, their
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from typing import Any
 
-import fastavro
-
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
+from icewright.manifest.avro_codec import (
+    DEFAULT_CODEC,
+    int_header,
+    open_avro,
+    rename_fields,
+    renames_by_field_id,
+    write_avro,
+)
 from icewright.manifest.avro_schemas import (
     SUPPORTED_FORMAT_VERSIONS,
     manifest_file_type,
     manifest_list_schema,
-    rename_fields,
-    renames_by_field_id,
 )
 from icewright.manifest.data_file import (
     UNASSIGNED_SEQ,
@@ -28,7 +31,6 @@ from icewright.manifest.data_file import (
     ManifestFile,
     PartitionFieldSummary,
 )
-from icewright.manifest.manifest import DEFAULT_CODEC, _int_header, open_avro
 
 _COUNTS = (
     "added_files_count",
@@ -151,15 +153,8 @@ class ManifestListWriter:
     def to_bytes(self) -> bytes:
         """The Avro manifest list file."""
         records = [self._record(m) for m in self._manifests]
-        buf = io.BytesIO()
-        fastavro.writer(
-            buf,
-            manifest_list_schema(self.format_version),
-            records,
-            metadata=self.metadata(),
-            codec=self.codec,
-        )
-        return buf.getvalue()
+        schema = manifest_list_schema(self.format_version)
+        return write_avro(schema, records, self.metadata(), self.codec)
 
     def _record(self, m: ManifestFile) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -222,7 +217,7 @@ def read_manifest_list(data: bytes, path: str | None = None) -> list[ManifestFil
     """
     what = path or "manifest list"
     metadata, writer_schema, records = open_avro(data, what)
-    _int_header(metadata, "format-version", 1, what)
+    int_header(metadata, "format-version", 1, what)
     renames = renames_by_field_id(writer_schema, manifest_file_type(3))
     try:
         return [_manifest_file(rename_fields(r, renames)) for r in records]

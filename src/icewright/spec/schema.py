@@ -12,6 +12,8 @@ from typing import Any
 
 from icewright.errors import ValidationError
 from icewright.spec.types import (
+    DoubleType,
+    FloatType,
     IcebergType,
     ListType,
     MapType,
@@ -19,6 +21,7 @@ from icewright.spec.types import (
     NestedType,
     PrimitiveType,
     StructType,
+    VariantType,
     field_from_json,
     field_to_json,
 )
@@ -71,7 +74,18 @@ class Schema:
 
     @cached_property
     def _by_name(self) -> dict[str, int]:
-        return {".".join(path): f.field_id for path, f in _walk(self._fields, ())}
+        index: dict[str, int] = {}
+        for path, f in _walk(self._fields, ()):
+            name = ".".join(path)
+            if name in index:
+                # two fields of one struct share a name, or a dotted name collides with
+                # a nested path (Java rejects both: "multiple fields for name")
+                raise ValidationError(
+                    f"the column name {name!r} is used by field ids {index[name]} and "
+                    f"{f.field_id}: full column names in a schema must be unique"
+                )
+            index[name] = f.field_id
+        return index
 
     @cached_property
     def _parents(self) -> dict[int, int]:
@@ -157,7 +171,9 @@ class Schema:
         return f"Schema({self.as_struct()}, schema_id={self.schema_id})"
 
     def with_schema_id(self, schema_id: int) -> Schema:
-        return Schema(*self._fields, schema_id=schema_id, identifier_field_ids=self.identifier_field_ids)
+        return Schema(
+            *self._fields, schema_id=schema_id, identifier_field_ids=self.identifier_field_ids
+        )
 
     # --- JSON ---------------------------------------------------------------
 
@@ -181,7 +197,9 @@ class Schema:
         if not isinstance(fields, list):
             raise ValidationError("a schema must have a 'fields' list")
         ids = obj.get("identifier-field-ids") or []
-        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+        if not isinstance(ids, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in ids
+        ):
             raise ValidationError(f"identifier-field-ids must be a list of ints, got {ids!r}")
         schema_id = obj.get("schema-id", 0)
         if isinstance(schema_id, bool) or not isinstance(schema_id, int):
@@ -200,14 +218,35 @@ class Schema:
         if dupes:
             raise ValidationError(f"duplicate column names in schema: {sorted(dupes)}")
         _ = self._by_id  # raises on duplicate ids
+        _ = self._by_name  # raises on duplicate full names
         for fid in self.identifier_field_ids:
-            f = self._by_id.get(fid)
-            if f is None:
-                raise ValidationError(f"identifier field id {fid} is not a field of the schema")
-            if not isinstance(f.field_type, PrimitiveType):
-                raise ValidationError(f"identifier field {f.name!r} must be a primitive type")
-            if not f.required:
-                raise ValidationError(f"identifier field {f.name!r} must be required")
+            self._check_identifier(fid)
+
+    def _check_identifier(self, fid: int) -> None:
+        """Spec "Identifier Field IDs": a required primitive, not float/double, nested only
+        in required structs (never in a list or map)."""
+        f = self._by_id.get(fid)
+        if f is None:
+            raise ValidationError(f"identifier field id {fid} is not a field of the schema")
+        if not isinstance(f.field_type, PrimitiveType) or isinstance(f.field_type, VariantType):
+            raise ValidationError(f"identifier field {f.name!r} must be a primitive type")
+        if not f.required:
+            raise ValidationError(f"identifier field {f.name!r} must be required")
+        if isinstance(f.field_type, FloatType | DoubleType):
+            raise ValidationError(f"identifier field {f.name!r} must not be a float or double")
+        parent = self._parents.get(fid)
+        while parent is not None:
+            p = self._by_id[parent]
+            if not isinstance(p.field_type, StructType):
+                raise ValidationError(
+                    f"identifier field {f.name!r} must not be nested in the list or map {p.name!r}"
+                )
+            if not p.required:
+                raise ValidationError(
+                    f"identifier field {f.name!r} must not be nested in the optional field "
+                    f"{p.name!r}"
+                )
+            parent = self._parents.get(parent)
 
 
 def _walk(
@@ -218,7 +257,5 @@ def _walk(
         path = (*prefix, f.name)
         yield path, f
         t = f.field_type
-        if isinstance(t, StructType):
-            yield from _walk(t.fields, path)
-        elif isinstance(t, ListType | MapType):
+        if isinstance(t, StructType | ListType | MapType):
             yield from _walk(t.fields, path)

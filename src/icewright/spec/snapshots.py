@@ -112,7 +112,8 @@ def _load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str)
                     f"{what} is GZIP data that cannot be decompressed: {exc}"
                 ) from None
         try:
-            text = raw.decode("utf-8")
+            # utf-8-sig: a leading byte-order mark is tolerated, as JSON parsers do.
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InvalidMetadata(f"{what} is not UTF-8 text: {exc}") from None
     elif isinstance(data, str):
@@ -132,6 +133,24 @@ def _load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str)
 def _dump_document(obj: Mapping[str, Any]) -> bytes:
     """Serialize a metadata document as indented UTF-8 JSON (as Java pretty-prints it)."""
     return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _freeze_json(value: Any) -> Any:
+    """Deep-freeze a parsed JSON value (objects to FrozenMap, lists to tuples)."""
+    if isinstance(value, Mapping):
+        return FrozenMap((k, _freeze_json(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_freeze_json(v) for v in value)
+    return value
+
+
+def _thaw_json(value: Any) -> Any:
+    """The inverse of :func:`_freeze_json`: plain dicts and lists again."""
+    if isinstance(value, Mapping):
+        return {k: _thaw_json(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_thaw_json(v) for v in value]
+    return value
 
 
 def _json_object(value: Any, what: str) -> dict[str, Any]:
@@ -222,6 +241,18 @@ def _parse(what: str, build: Callable[[], T]) -> T:
         raise
 
 
+def _check_unique(ids: Iterable[int], what: str) -> None:
+    seen: set[int] = set()
+    for item in ids:
+        if item in seen:
+            raise ValidationError(f"{what} {item} appears more than once; ids must be unique")
+        seen.add(item)
+
+
+def _join(versions: Iterable[int]) -> str:
+    return ", ".join(str(v) for v in versions)
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -284,6 +315,7 @@ class Summary(StringMap):
 
     @property
     def operation(self) -> Operation:
+        """What kind of change the snapshot made."""
         return self._operation
 
     def properties(self) -> dict[str, str]:
@@ -497,13 +529,16 @@ class SnapshotRef:
 
     @property
     def is_branch(self) -> bool:
+        """True for a branch."""
         return self.type is SnapshotRefType.BRANCH
 
     @property
     def is_tag(self) -> bool:
+        """True for a tag."""
         return self.type is SnapshotRefType.TAG
 
     def to_json(self) -> dict[str, Any]:
+        """The Appendix C JSON object."""
         out: dict[str, Any] = {"snapshot-id": self.snapshot_id, "type": self.type.value}
         if self.min_snapshots_to_keep is not None:
             out["min-snapshots-to-keep"] = self.min_snapshots_to_keep
@@ -515,6 +550,7 @@ class SnapshotRef:
 
     @classmethod
     def from_json(cls, obj: Any) -> SnapshotRef:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "snapshot reference"
         o = _json_object(obj, f"a {what}")
         ref_type = _req_str(o, "type", what).lower()
@@ -543,10 +579,12 @@ class SnapshotLogEntry:
     snapshot_id: int
 
     def to_json(self) -> dict[str, Any]:
+        """The Appendix C JSON object."""
         return {"timestamp-ms": self.timestamp_ms, "snapshot-id": self.snapshot_id}
 
     @classmethod
     def from_json(cls, obj: Any) -> SnapshotLogEntry:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "snapshot-log entry"
         o = _json_object(obj, f"a {what}")
         return cls(_req_long(o, "timestamp-ms", what), _req_long(o, "snapshot-id", what))
@@ -560,28 +598,12 @@ class MetadataLogEntry:
     metadata_file: str
 
     def to_json(self) -> dict[str, Any]:
+        """The Appendix C JSON object."""
         return {"timestamp-ms": self.timestamp_ms, "metadata-file": self.metadata_file}
 
     @classmethod
     def from_json(cls, obj: Any) -> MetadataLogEntry:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "metadata-log entry"
         o = _json_object(obj, f"a {what}")
         return cls(_req_long(o, "timestamp-ms", what), _req_str(o, "metadata-file", what))
-
-
-def _freeze_json(value: Any) -> Any:
-    """Deep-freeze a parsed JSON value (objects to FrozenMap, lists to tuples)."""
-    if isinstance(value, Mapping):
-        return FrozenMap((k, _freeze_json(v)) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return tuple(_freeze_json(v) for v in value)
-    return value
-
-
-def _thaw_json(value: Any) -> Any:
-    """The inverse of :func:`_freeze_json`: plain dicts and lists again."""
-    if isinstance(value, Mapping):
-        return {k: _thaw_json(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_thaw_json(v) for v in value]
-    return value

@@ -20,6 +20,7 @@ from icewright.spec.snapshots import (
     _parse,
     _req_long,
     _req_str,
+    _required,
     _string_map,
 )
 
@@ -54,6 +55,7 @@ class BlobMetadata:
             object.__setattr__(self, "properties", StringMap(self.properties))
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object as stored in table metadata."""
         out: dict[str, Any] = {
             "type": self.type,
             "snapshot-id": self.snapshot_id,
@@ -67,9 +69,10 @@ class BlobMetadata:
 
     @classmethod
     def from_json(cls, obj: Any) -> BlobMetadata:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "statistics blob-metadata"
         o = _json_object(obj, f"a {what} entry")
-        raw_fields = _json_list(o.get("fields"), f"{what} field 'fields'")
+        raw_fields = _json_list(_required(o, "fields", what), f"{what} field 'fields'")
         props = o.get("properties")
         return _parse(
             what,
@@ -108,6 +111,7 @@ class StatisticsFile:
         object.__setattr__(self, "blob_metadata", tuple(self.blob_metadata))
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object as stored in table metadata."""
         out: dict[str, Any] = {
             "snapshot-id": self.snapshot_id,
             "statistics-path": self.statistics_path,
@@ -121,6 +125,7 @@ class StatisticsFile:
 
     @classmethod
     def from_json(cls, obj: Any) -> StatisticsFile:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "statistics file"
         o = _json_object(obj, f"a {what}")
         if "blob-metadata" not in o:
@@ -156,6 +161,7 @@ class PartitionStatisticsFile:
         _check_non_negative(self.file_size_in_bytes, "file-size-in-bytes")
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object as stored in table metadata."""
         return {
             "snapshot-id": self.snapshot_id,
             "statistics-path": self.statistics_path,
@@ -164,6 +170,7 @@ class PartitionStatisticsFile:
 
     @classmethod
     def from_json(cls, obj: Any) -> PartitionStatisticsFile:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "partition statistics file"
         o = _json_object(obj, f"a {what}")
         return _parse(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -35,8 +35,10 @@ from icewright.spec.snapshots import (
     SnapshotRef,
     SnapshotRefType,
     StringMap,
+    _check_unique,
     _dump_document,
     _freeze_json,
+    _join,
     _json_list,
     _json_object,
     _load_document,
@@ -72,17 +74,8 @@ METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
 METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 RESERVED_PROPERTIES = frozenset(
-    {
-        "format-version",
-        "uuid",
-        "snapshot-count",
-        "current-snapshot-id",
-        "current-snapshot-summary",
-        "current-snapshot-timestamp-ms",
-        "current-schema",
-        "default-partition-spec",
-        "default-sort-order",
-    }
+    "format-version uuid snapshot-count current-snapshot-id current-snapshot-summary "  # noqa: SIM905
+    "current-snapshot-timestamp-ms current-schema default-partition-spec default-sort-order".split()
 )
 """Keys Java treats as table facts rather than properties; never stored as properties."""
 
@@ -91,54 +84,20 @@ INITIAL_SORT_ORDER_ID = 1
 
 # Every top-level key this module understands; anything else is kept verbatim.
 _KNOWN_KEYS = frozenset(
-    {
-        "format-version",
-        "table-uuid",
-        "location",
-        "last-sequence-number",
-        "last-updated-ms",
-        "last-column-id",
-        "schema",
-        "schemas",
-        "current-schema-id",
-        "partition-spec",
-        "partition-specs",
-        "default-spec-id",
-        "last-partition-id",
-        "properties",
-        "current-snapshot-id",
-        "snapshots",
-        "snapshot-log",
-        "metadata-log",
-        "sort-orders",
-        "default-sort-order-id",
-        "refs",
-        "statistics",
-        "partition-statistics",
-        "next-row-id",
-        "encryption-keys",
-    }
+    """format-version table-uuid location last-sequence-number last-updated-ms last-column-id
+    schema schemas current-schema-id partition-spec partition-specs default-spec-id
+    last-partition-id properties current-snapshot-id snapshots snapshot-log metadata-log
+    sort-orders default-sort-order-id refs statistics partition-statistics next-row-id
+    encryption-keys""".split()  # noqa: SIM905
 )
-
-
-def _versions(versions: Iterable[int]) -> str:
-    return ", ".join(str(v) for v in versions)
 
 
 def _unsupported_read(version: int) -> UnsupportedFormatVersion:
     return UnsupportedFormatVersion(
         f"table format-version {version} is not supported: icewright reads table format "
-        f"versions {_versions(SUPPORTED_READ_FORMAT_VERSIONS)} and writes "
-        f"{_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)}; use an engine that supports v{version}"
+        f"versions {_join(SUPPORTED_READ_FORMAT_VERSIONS)} and writes "
+        f"{_join(SUPPORTED_WRITE_FORMAT_VERSIONS)}; use an engine that supports v{version}"
     )
-
-
-def _unique_ids(ids: Iterable[int], what: str) -> None:
-    seen: set[int] = set()
-    for item in ids:
-        if item in seen:
-            raise ValidationError(f"{what} {item} appears more than once; ids must be unique")
-        seen.add(item)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,17 +163,9 @@ class TableMetadata:
 
     def _normalize(self) -> None:
         # Accept lists and plain dicts from callers; store tuples and frozen maps.
-        for name in (
-            "schemas",
-            "partition_specs",
-            "snapshots",
-            "snapshot_log",
-            "metadata_log",
-            "sort_orders",
-            "statistics",
-            "partition_statistics",
-        ):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for f in dataclasses.fields(self):
+            if isinstance(getattr(self, f.name), list):
+                object.__setattr__(self, f.name, tuple(getattr(self, f.name)))
         if not isinstance(self.properties, StringMap):
             object.__setattr__(self, "properties", StringMap(self.properties))
         if not isinstance(self.refs, FrozenMap):
@@ -231,7 +182,7 @@ class TableMetadata:
     def _check_schemas_specs_orders(self) -> None:
         if not self.schemas:
             raise ValidationError("table metadata needs at least one schema")
-        _unique_ids((s.schema_id for s in self.schemas), "schema-id")
+        _check_unique((s.schema_id for s in self.schemas), "schema-id")
         if self.current_schema_id not in {s.schema_id for s in self.schemas}:
             raise ValidationError(
                 f"current-schema-id {self.current_schema_id} is not one of the schemas "
@@ -239,13 +190,13 @@ class TableMetadata:
             )
         if not self.partition_specs:
             raise ValidationError("table metadata needs at least one partition spec")
-        _unique_ids((s.spec_id for s in self.partition_specs), "partition spec-id")
+        _check_unique((s.spec_id for s in self.partition_specs), "partition spec-id")
         if self.default_spec_id not in self.specs_by_id():
             raise ValidationError(
                 f"default-spec-id {self.default_spec_id} is not one of the partition specs "
                 f"{sorted(self.specs_by_id())}"
             )
-        _unique_ids((o.order_id for o in self.sort_orders), "sort order-id")
+        _check_unique((o.order_id for o in self.sort_orders), "sort order-id")
         order_ids = {o.order_id for o in self.sort_orders}
         # Id 0 is the unsorted order, meaningful even when the list omits it.
         if self.default_sort_order_id != 0 and self.default_sort_order_id not in order_ids:
@@ -255,7 +206,7 @@ class TableMetadata:
             )
 
     def _check_snapshots_and_refs(self) -> None:
-        _unique_ids((s.snapshot_id for s in self.snapshots), "snapshot-id")
+        _check_unique((s.snapshot_id for s in self.snapshots), "snapshot-id")
         by_id = self._snapshots_by_id
         if self.current_snapshot_id is not None and self.current_snapshot_id not in by_id:
             raise ValidationError(
@@ -362,7 +313,7 @@ class TableMetadata:
         Checks what the spec requires of a new snapshot for this format version
         (Appendix E): v1 snapshots have sequence number 0; from v2 on a
         snapshot needs a summary, a manifest list and a sequence number above
-        the table's last one (Java exempts a snapshot without a parent); v3
+        the table's last one (sequence numbers only increase, "Sequence Numbers"); v3
         needs ``first-row-id`` at or above ``next-row-id`` and ``added-rows``,
         and advances ``next-row-id`` by ``added-rows`` ("Snapshot Row IDs").
         """
@@ -386,10 +337,7 @@ class TableMetadata:
                 raise ValidationError(
                     f"snapshot {sid}: a v{version} snapshot needs a manifest-list"
                 )
-            if (
-                snapshot.sequence_number <= self.last_sequence_number
-                and snapshot.parent_snapshot_id is not None
-            ):
+            if snapshot.sequence_number <= self.last_sequence_number:
                 raise ValidationError(
                     f"snapshot {sid} has sequence number {snapshot.sequence_number}, not above "
                     f"the table's last sequence number {self.last_sequence_number}; another "
@@ -552,8 +500,8 @@ class TableMetadata:
         if self.format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"writing table format-version {self.format_version} is not supported: "
-                f"icewright writes format versions {_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)} "
-                f"(and reads {_versions(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
+                f"icewright writes format versions {_join(SUPPORTED_WRITE_FORMAT_VERSIONS)} "
+                f"(and reads {_join(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
                 "with an engine that supports it"
             )
         return _dump_document(self.to_dict())
@@ -609,15 +557,12 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
     current_snapshot_id = _opt_long(o, "current-snapshot-id", _WHAT)
     if current_snapshot_id == -1:
         current_snapshot_id = None
-    if o.get("refs") is not None:
-        refs_obj = _json_object(o["refs"], f"{_WHAT} field 'refs'")
-        refs = {name: SnapshotRef.from_json(ref) for name, ref in refs_obj.items()}
-    elif current_snapshot_id is not None:
+    refs_obj = _json_object(o.get("refs") or {}, f"{_WHAT} field 'refs'")
+    refs = {name: SnapshotRef.from_json(ref) for name, ref in refs_obj.items()}
+    if current_snapshot_id is not None and MAIN_BRANCH not in refs:
         # Spec: "There is always a main branch reference pointing to the
         # current-snapshot-id even if the refs map is null."
-        refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, SnapshotRefType.BRANCH)}
-    else:
-        refs = {}
+        refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, SnapshotRefType.BRANCH), **refs}
 
     props = o.get("properties")
     keys = _list_of(o, "encryption-keys", lambda k: _json_object(k, "an encryption key"))
@@ -656,54 +601,46 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
     )
 
 
+def _id_list(
+    o: Mapping[str, Any], version: int, key: str, id_key: str, parse: Callable[[Any], Any]
+) -> tuple[tuple[Any, ...], int] | None:
+    """A v2-required list and the id of its current entry; None if a v1 file lacks it."""
+    if o.get(key) is None:
+        if version >= 2:
+            _required(o, key, _WHAT)
+        return None
+    current = _req_int(o, id_key, _WHAT)
+    return _list_of(o, key, lambda item: _parse(key, lambda: parse(item))), current
+
+
 def _read_schemas(o: Mapping[str, Any], version: int) -> tuple[tuple[Schema, ...], int]:
-    if o.get("schemas") is not None:
-        current = _req_int(o, "current-schema-id", _WHAT)
-        schemas = _list_of(o, "schemas", lambda s: _parse("schema", lambda: Schema.from_json(s)))
-        return schemas, current
-    if version >= 2:
-        _required(o, "schemas", _WHAT)
+    found = _id_list(o, version, "schemas", "current-schema-id", Schema.from_json)
+    if found is not None:
+        return found
     # v1 written by old writers: only the deprecated current "schema".
     if o.get("schema") is None:
-        raise InvalidMetadata(
-            f"{_WHAT} (format v1) has neither 'schemas' nor the deprecated 'schema' field"
-        )
+        raise InvalidMetadata(f"{_WHAT} (v1) has neither 'schemas' nor the deprecated 'schema'")
     schema = _parse("schema", lambda: Schema.from_json(o["schema"]))
     return (schema,), schema.schema_id
 
 
 def _read_specs(o: Mapping[str, Any], version: int) -> tuple[tuple[PartitionSpec, ...], int]:
-    if o.get("partition-specs") is not None:
-        default = _req_int(o, "default-spec-id", _WHAT)
-        specs = _list_of(
-            o,
-            "partition-specs",
-            lambda s: _parse("partition spec", lambda: PartitionSpec.from_json(s)),
-        )
-        return specs, default
-    if version >= 2:
-        _required(o, "partition-specs", _WHAT)
+    found = _id_list(o, version, "partition-specs", "default-spec-id", PartitionSpec.from_json)
+    if found is not None:
+        return found
     # v1 written by old writers: only the deprecated field list, which is spec 0
     # with field ids assigned from 1000 (Appendix C, "Partition Specs").
     if o.get("partition-spec") is None:
         raise InvalidMetadata(
-            f"{_WHAT} (format v1) has neither 'partition-specs' nor the deprecated "
-            "'partition-spec' field"
+            f"{_WHAT} (v1) has neither 'partition-specs' nor the deprecated 'partition-spec'"
         )
-    spec = _parse("partition-spec", lambda: PartitionSpec.from_fields_json(o["partition-spec"], 0))
-    return (spec,), 0
+    spec = _parse("partition-spec", lambda: PartitionSpec.from_fields_json(o["partition-spec"]))
+    return (spec,), spec.spec_id
 
 
 def _read_sort_orders(o: Mapping[str, Any], version: int) -> tuple[tuple[SortOrder, ...], int]:
-    if o.get("sort-orders") is not None:
-        default = _req_int(o, "default-sort-order-id", _WHAT)
-        orders = _list_of(
-            o, "sort-orders", lambda s: _parse("sort order", lambda: SortOrder.from_json(s))
-        )
-        return orders, default
-    if version >= 2:
-        _required(o, "sort-orders", _WHAT)
-    return (UNSORTED_SORT_ORDER,), UNSORTED_SORT_ORDER.order_id
+    found = _id_list(o, version, "sort-orders", "default-sort-order-id", SortOrder.from_json)
+    return found or ((UNSORTED_SORT_ORDER,), UNSORTED_SORT_ORDER.order_id)
 
 
 # --- creating a table ---------------------------------------------------------
@@ -734,8 +671,10 @@ def new_table_metadata(
     if format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
         raise UnsupportedFormatVersion(
             f"cannot create a table with format-version {format_version}: icewright creates "
-            f"tables with format versions {_versions(SUPPORTED_WRITE_FORMAT_VERSIONS)}"
+            f"tables with format versions {_join(SUPPORTED_WRITE_FORMAT_VERSIONS)}"
         )
+    if not isinstance(location, str) or not location:
+        raise ValidationError(f"a table needs a non-empty location, got {location!r}")
     props = dict(properties or {})
     requested = props.get("format-version")
     if requested is not None and requested != str(format_version):
@@ -747,20 +686,19 @@ def new_table_metadata(
 
     fresh_schema, id_map = assign_fresh_ids(schema)
     _check_types_for_version(fresh_schema, format_version)
-    fresh_spec = PartitionSpec(
-        *(
-            _remap_partition_field(f, id_map, PARTITION_DATA_ID_START + pos)
-            for pos, f in enumerate(partition_spec.fields)
-        ),
-        spec_id=0,
-    )
-    if sort_order.is_unsorted:
-        fresh_order = UNSORTED_SORT_ORDER
-    else:
-        fresh_order = SortOrder(
-            *(_remap_sort_field(f, id_map) for f in sort_order.fields),
-            order_id=INITIAL_SORT_ORDER_ID,
+    new_fields = []
+    for pos, pf in enumerate(partition_spec.fields):
+        ids = _remap_ids(pf.source_ids, id_map, f"partition field {pf.name!r}")
+        new_fields.append(
+            PartitionField(ids[0], PARTITION_DATA_ID_START + pos, pf.transform, pf.name, (*ids,))
         )
+    fresh_spec = PartitionSpec(*new_fields, spec_id=0)
+    sort_fields = []
+    for sf in sort_order.fields:
+        ids = _remap_ids(sf.source_ids, id_map, f"sort field {sf.transform}")
+        sort_fields.append(SortField(ids[0], sf.transform, sf.direction, sf.null_order, (*ids,)))
+    # Id 0 is reserved for the unsorted order; a new table's sorted order is 1.
+    fresh_order = SortOrder(*sort_fields, order_id=INITIAL_SORT_ORDER_ID if sort_fields else 0)
     fresh_spec.check_compatible(fresh_schema)
     fresh_order.check_compatible(fresh_schema)
 
@@ -822,29 +760,11 @@ def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
     return Schema(*fields, schema_id=0, identifier_field_ids=identifiers), id_map
 
 
-def _remap_source_ids(
-    source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str
-) -> list[int]:
-    out = []
+def _remap_ids(source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str) -> list[int]:
     for sid in source_ids:
         if sid not in id_map:
-            raise ValidationError(
-                f"{what} refers to source column id {sid}, which is not in the table schema"
-            )
-        out.append(id_map[sid])
-    return out
-
-
-def _remap_partition_field(
-    f: PartitionField, id_map: Mapping[int, int], field_id: int
-) -> PartitionField:
-    ids = _remap_source_ids(f.source_ids, id_map, f"partition field {f.name!r}")
-    return PartitionField(ids[0], field_id, f.transform, f.name, tuple(ids))
-
-
-def _remap_sort_field(f: SortField, id_map: Mapping[int, int]) -> SortField:
-    ids = _remap_source_ids(f.source_ids, id_map, f"sort field on {f.transform}")
-    return SortField(ids[0], f.transform, f.direction, f.null_order, tuple(ids))
+            raise ValidationError(f"{what} refers to column id {sid}, which is not in the schema")
+    return [id_map[sid] for sid in source_ids]
 
 
 def _check_types_for_version(schema: Schema, format_version: int) -> None:

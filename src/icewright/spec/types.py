@@ -193,7 +193,8 @@ class DecimalType(PrimitiveType):
     def __init__(self, precision: int, scale: int) -> None:
         if not 1 <= precision <= self.MAX_PRECISION:
             raise ValidationError(
-                f"decimal({precision},{scale}): precision must be between 1 and {self.MAX_PRECISION}"
+                f"decimal({precision},{scale}): precision must be between 1 and "
+                f"{self.MAX_PRECISION}"
             )
         self.precision = precision
         self.scale = scale
@@ -307,12 +308,22 @@ class NestedField:
     field_type: IcebergType
     required: bool = False
     doc: str | None = None
-    initial_default: JsonValue = None
-    write_default: JsonValue = None
+    # defaults may be JSON objects/arrays (unhashable): equality uses them, hashing not
+    initial_default: JsonValue = field(default=None, hash=False)
+    write_default: JsonValue = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        _check_unknown_optional(self.field_type, self.required, f"field {self.name!r}")
 
     @property
     def optional(self) -> bool:
         return not self.required
+
+
+def _check_unknown_optional(t: IcebergType, required: bool, what: str) -> None:
+    # spec "Primitive Types": unknown "must be optional with null defaults"
+    if required and isinstance(t, UnknownType):
+        raise ValidationError(f"{what} has type unknown and must be optional, not required")
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +364,9 @@ class ListType(NestedType):
     element_type: IcebergType
     element_required: bool = True
 
+    def __post_init__(self) -> None:
+        _check_unknown_optional(self.element_type, self.element_required, "a list element")
+
     @property
     def element_field(self) -> NestedField:
         return NestedField(self.element_id, "element", self.element_type, self.element_required)
@@ -374,6 +388,10 @@ class MapType(NestedType):
     value_id: int
     value_type: IcebergType
     value_required: bool = True
+
+    def __post_init__(self) -> None:
+        _check_unknown_optional(self.key_type, True, "a map key")
+        _check_unknown_optional(self.value_type, self.value_required, "a map value")
 
     @property
     def key_field(self) -> NestedField:
@@ -415,16 +433,20 @@ _SIMPLE_TYPES: dict[str, PrimitiveType] = {
     )
 }
 
-_FIXED = re.compile(r"^fixed\s*\[\s*(\d+)\s*\]$")
-_DECIMAL = re.compile(r"^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
-_GEOMETRY = re.compile(r"^geometry\s*(?:\(\s*([^,()]+?)\s*\))?$")
-_GEOGRAPHY = re.compile(r"^geography\s*(?:\(\s*([^,()]+?)\s*(?:,\s*([A-Za-z]+)\s*)?\))?$")
+# Type names match case-insensitively, as in Iceberg Java (Types.fromTypeName); a CRS keeps
+# its case, an edge algorithm is lowercased.
+_FIXED = re.compile(r"^fixed\s*\[\s*(\d+)\s*\]$", re.IGNORECASE)
+_DECIMAL = re.compile(r"^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$", re.IGNORECASE)
+_GEOMETRY = re.compile(r"^geometry\s*(?:\(\s*([^,()]+?)\s*\))?$", re.IGNORECASE)
+_GEOGRAPHY = re.compile(
+    r"^geography\s*(?:\(\s*([^,()]+?)\s*(?:,\s*([A-Za-z]+)\s*)?\))?$", re.IGNORECASE
+)
 
 
 def parse_primitive(text: str) -> PrimitiveType:
     """Parse a primitive type string such as ``"long"`` or ``"decimal(9, 2)"``."""
     s = text.strip()
-    simple = _SIMPLE_TYPES.get(s)
+    simple = _SIMPLE_TYPES.get(s.lower())
     if simple is not None:
         return simple
     if m := _FIXED.match(s):
@@ -434,7 +456,8 @@ def parse_primitive(text: str) -> PrimitiveType:
     if m := _GEOMETRY.match(s):
         return GeometryType(m.group(1))
     if m := _GEOGRAPHY.match(s):
-        return GeographyType(m.group(1), m.group(2))
+        algorithm = m.group(2)
+        return GeographyType(m.group(1), algorithm.lower() if algorithm else None)
     raise ValidationError(
         f"unknown Iceberg type {text!r}: expected a primitive such as 'long', "
         "'decimal(9,2)' or 'fixed[16]', or a struct, list or map object"
@@ -556,14 +579,19 @@ def type_to_json(t: IcebergType) -> Any:
 # --- promotion (spec: "Schema Evolution") -----------------------------------
 
 
-def is_promotion_allowed(source: IcebergType, target: IcebergType) -> bool:
+def is_promotion_allowed(
+    source: IcebergType, target: IcebergType, *, format_version: int = 3
+) -> bool:
     """Whether a column of type ``source`` may be changed to ``target``.
 
     Valid promotions: int -> long, float -> double, decimal(P,S) -> decimal(P',S)
-    with P' > P, and date -> timestamp/timestamp_ns (v3). Equal types are allowed.
+    with P' > P; from v3 also date -> timestamp/timestamp_ns and unknown -> any type.
+    Equal types are allowed.
     """
     if source == target:
         return True
+    if isinstance(source, UnknownType):
+        return format_version >= 3
     if isinstance(source, IntegerType):
         return isinstance(target, LongType)
     if isinstance(source, FloatType):
@@ -571,5 +599,5 @@ def is_promotion_allowed(source: IcebergType, target: IcebergType) -> bool:
     if isinstance(source, DecimalType) and isinstance(target, DecimalType):
         return target.scale == source.scale and target.precision >= source.precision
     if isinstance(source, DateType):
-        return isinstance(target, TimestampType | TimestampNsType)
+        return format_version >= 3 and isinstance(target, TimestampType | TimestampNsType)
     return False

@@ -18,8 +18,10 @@ from icewright.spec.snapshots import (
     EMPTY_STRING_MAP,
     FrozenMap,
     StringMap,
+    _check_unique,
     _dump_document,
     _freeze_json,
+    _join,
     _json_list,
     _json_object,
     _load_document,
@@ -58,6 +60,7 @@ class SQLViewRepresentation:
             )
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the view spec."""
         return {"type": "sql", "sql": self.sql, "dialect": self.dialect}
 
 
@@ -73,8 +76,9 @@ class UnknownViewRepresentation:
     raw: FrozenMap[str, Any] = field(default_factory=FrozenMap)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the view spec."""
         out: dict[str, Any] = _thaw_json(self.raw)
-        out["type"] = self.type
+        out.setdefault("type", self.type)
         return out
 
 
@@ -143,6 +147,7 @@ class ViewVersion:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the view spec."""
         out: dict[str, Any] = {
             "version-id": self.version_id,
             "timestamp-ms": self.timestamp_ms,
@@ -157,6 +162,7 @@ class ViewVersion:
 
     @classmethod
     def from_json(cls, obj: Any) -> ViewVersion:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "view version"
         o = _json_object(obj, f"a {what}")
         version_id = _req_int(o, "version-id", what)
@@ -185,10 +191,12 @@ class ViewHistoryEntry:
     version_id: int
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the view spec."""
         return {"timestamp-ms": self.timestamp_ms, "version-id": self.version_id}
 
     @classmethod
     def from_json(cls, obj: Any) -> ViewHistoryEntry:
+        """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "view version-log entry"
         o = _json_object(obj, f"a {what}")
         return cls(_req_long(o, "timestamp-ms", what), _req_int(o, "version-id", what))
@@ -211,7 +219,7 @@ class ViewMetadata:
         if self.format_version not in SUPPORTED_VIEW_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"view format-version {self.format_version} is not supported: icewright "
-                f"supports view format version(s) {_versions(SUPPORTED_VIEW_FORMAT_VERSIONS)}; "
+                f"supports view format version(s) {_join(SUPPORTED_VIEW_FORMAT_VERSIONS)}; "
                 "use a newer icewright to read this view"
             )
         if not isinstance(self.view_uuid, uuid.UUID):
@@ -224,8 +232,8 @@ class ViewMetadata:
             object.__setattr__(self, "properties", StringMap(self.properties))
         if not self.versions:
             raise ValidationError("a view needs at least one version")
-        _unique((v.version_id for v in self.versions), "view version-id")
-        _unique((s.schema_id for s in self.schemas), "view schema-id")
+        _check_unique((v.version_id for v in self.versions), "view version-id")
+        _check_unique((s.schema_id for s in self.schemas), "view schema-id")
         schema_ids = {s.schema_id for s in self.schemas}
         for version in self.versions:
             if version.schema_id not in schema_ids:
@@ -246,12 +254,14 @@ class ViewMetadata:
         return self.version_by_id(self.current_version_id)
 
     def version_by_id(self, version_id: int) -> ViewVersion:
+        """The version with this id; :class:`ValidationError` if there is none."""
         for version in self.versions:
             if version.version_id == version_id:
                 return version
         raise ValidationError(f"the view has no version with id {version_id}")
 
     def schema_by_id(self, schema_id: int) -> Schema:
+        """The schema with this id; :class:`ValidationError` if there is none."""
         for schema in self.schemas:
             if schema.schema_id == schema_id:
                 return schema
@@ -262,6 +272,7 @@ class ViewMetadata:
         return self.schema_by_id(self.current_version().schema_id)
 
     def property(self, key: str, default: str | None = None) -> str | None:
+        """A view property, or ``default``."""
         return self.properties.get(key, default)
 
     # --- JSON -----------------------------------------------------------------
@@ -298,7 +309,7 @@ class ViewMetadata:
         if version not in SUPPORTED_VIEW_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"view format-version {version} is not supported: icewright supports view "
-                f"format version(s) {_versions(SUPPORTED_VIEW_FORMAT_VERSIONS)}"
+                f"format version(s) {_join(SUPPORTED_VIEW_FORMAT_VERSIONS)}"
             )
         raw_uuid = _req_str(o, "view-uuid", what)
         try:
@@ -336,15 +347,3 @@ class ViewMetadata:
 
 def _schema_from_json(obj: Any) -> Schema:
     return _parse("view schema", lambda: Schema.from_json(obj))
-
-
-def _unique(ids: Any, what: str) -> None:
-    seen: set[int] = set()
-    for item in ids:
-        if item in seen:
-            raise ValidationError(f"{what} {item} appears more than once; ids must be unique")
-        seen.add(item)
-
-
-def _versions(versions: tuple[int, ...]) -> str:
-    return ", ".join(str(v) for v in versions)

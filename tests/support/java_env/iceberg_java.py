@@ -117,9 +117,7 @@ class Processor:
         self.spark = spark
         self.jvm = spark._jvm
         self.gateway = spark.sparkContext._gateway
-        self.io = self.jvm.org.apache.iceberg.hadoop.HadoopFileIO(
-            spark._jsc.hadoopConfiguration()
-        )
+        self.io = self.jvm.org.apache.iceberg.hadoop.HadoopFileIO(spark._jsc.hadoopConfiguration())
         self.workdir = workdir
         # warehouse directory -> catalog name; the first one is hadoop_cat.
         self.catalogs: dict[str, str] = {}
@@ -146,15 +144,25 @@ class Processor:
         return str(value.toString())
 
     def jstring(self, value: Any) -> str | None:
-        """Java's own string form of a partition value (``String.valueOf``); hex for bytes."""
+        """Java's own string form of a partition value; hex for bytes.
+
+        py4j already turned Java strings and numbers into Python values; passing them
+        back to ``String.valueOf`` would let py4j pick the ``char`` overload for a str,
+        so only the unambiguous conversions go through Java.
+        """
         if value is None:
             return None
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | str | Decimal):
+            return str(value)
+        if isinstance(value, float):
+            return str(self.jvm.java.lang.Double.toString(value))
         if isinstance(value, bytes | bytearray):
             return bytes(value).hex()
-        if not isinstance(value, bool | int | float | str | Decimal):
-            if "ByteBuffer" in value.getClass().getName():
-                return self.jbytes(value)
-        return str(self.jvm.java.lang.String.valueOf(value))
+        if "ByteBuffer" in value.getClass().getName():
+            return self.jbytes(value)
+        return str(value.toString())
 
     def jmap(self, mapping: Any, convert: Any = None) -> dict[str, Any] | None:
         """A java.util.Map as a JSON object (keys as strings)."""
@@ -461,7 +469,10 @@ class Processor:
             for spec_json in req["specs_json"]:
                 spec = j.PartitionSpecParser.fromJson(schema, json.dumps(spec_json))
                 specs_by_id.put(spec.specId(), spec)
-        return {"manifest": self.manifest_file_json(mf), "entries": self.read_entries(mf, specs_by_id)}
+        return {
+            "manifest": self.manifest_file_json(mf),
+            "entries": self.read_entries(mf, specs_by_id),
+        }
 
     # ------------------------------------------------------------------ rows
 
@@ -498,31 +509,31 @@ class Processor:
 
     def decode(self, value: Any, dtype: Any) -> Any:
         """The Python value Spark wants for a JSON-encoded value of a Spark type."""
-        from pyspark.sql import types as T
+        from pyspark.sql import types as spark_types
 
         if value is None:
             return None
-        if isinstance(dtype, T.StructType):
+        if isinstance(dtype, spark_types.StructType):
             return tuple(self.decode(value.get(f.name), f.dataType) for f in dtype.fields)
-        if isinstance(dtype, T.ArrayType):
+        if isinstance(dtype, spark_types.ArrayType):
             return [self.decode(v, dtype.elementType) for v in value]
-        if isinstance(dtype, T.MapType):
+        if isinstance(dtype, spark_types.MapType):
             items = value.items() if isinstance(value, dict) else value
             return {
                 self.decode(k, dtype.keyType): self.decode(v, dtype.valueType) for k, v in items
             }
-        if isinstance(dtype, T.DecimalType):
+        if isinstance(dtype, spark_types.DecimalType):
             return Decimal(str(value))
-        if isinstance(dtype, T.BinaryType):
+        if isinstance(dtype, spark_types.BinaryType):
             return bytearray.fromhex(value)
-        if isinstance(dtype, T.DateType):
+        if isinstance(dtype, spark_types.DateType):
             return dt.date.fromisoformat(value)
-        if isinstance(dtype, T.TimestampType | T.TimestampNTZType):
+        if isinstance(dtype, spark_types.TimestampType | spark_types.TimestampNTZType):
             moment = dt.datetime.fromisoformat(value)
             if moment.tzinfo is not None:
                 moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
             return moment
-        if isinstance(dtype, T.FloatType | T.DoubleType):
+        if isinstance(dtype, spark_types.FloatType | spark_types.DoubleType):
             return float(value)
         return value
 
@@ -583,9 +594,7 @@ class Processor:
             ddl += f" PARTITIONED BY ({', '.join(req['partitioned_by'])})"
         props = req.get("properties") or {}
         if props:
-            ddl += " TBLPROPERTIES (" + ", ".join(
-                f"'{k}' = '{v}'" for k, v in props.items()
-            ) + ")"
+            ddl += " TBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in props.items()) + ")"
         self.spark.sql(ddl)
         states = [self.current_metadata(full)]
         step_results: list[Any] = []
@@ -597,7 +606,9 @@ class Processor:
             elif "insert" in step:
                 schema = self.spark.table(full).schema
                 rows = [
-                    tuple(self.decode(v, f.dataType) for v, f in zip(row, schema.fields, strict=True))
+                    tuple(
+                        self.decode(v, f.dataType) for v, f in zip(row, schema.fields, strict=True)
+                    )
                     for row in step["insert"]
                 ]
                 self.spark.createDataFrame(rows, schema).writeTo(full).append()
@@ -659,7 +670,7 @@ def describe_error(exc: BaseException) -> dict[str, Any]:
     info: dict[str, Any] = {"type": type(exc).__name__, "java_class": None}
     if java is not None:
         try:
-            messages = []
+            messages: list[str] = []
             cause = java
             while cause is not None and len(messages) < 8:
                 messages.append(str(cause.toString()))

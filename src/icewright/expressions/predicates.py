@@ -1,0 +1,723 @@
+"""Boolean expressions over table rows (expressions spec: "Predicates").
+
+Every expression is an immutable, hashable value:
+
+* :data:`ALWAYS_TRUE` / :data:`ALWAYS_FALSE` -- the constant predicates;
+* :class:`And`, :class:`Or`, :class:`Not` -- logical combinations;
+* :class:`UnboundPredicate` -- a test of a named :class:`Reference` (``"a.b"``), with the
+  literal values as the caller gave them;
+* :class:`BoundPredicate` -- the same test of a :class:`BoundReference` (a field id and
+  type of one schema), with literals converted to the field's Python value convention.
+
+Build expressions with the functions at the end of this module (:func:`equal`,
+:func:`is_in`, :func:`and_` ...), with :func:`icewright.expressions.parse`, or with the
+operators ``&``, ``|`` and ``~``. :func:`and_`, :func:`or_` and :func:`not_` simplify
+constants away as Iceberg Java's ``Expressions`` does.
+
+Comparisons follow the expressions spec's two-valued, null-safe rules: a comparison of a
+null or NaN value with a literal is false, except ``!=`` (and ``NOT IN``, ``NOT STARTS
+WITH``), which are the negations of ``=`` (``IN``, ``STARTS WITH``) and therefore true.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import Any, ClassVar
+
+from icewright.errors import ValidationError
+from icewright.spec.types import IcebergType
+
+# --- operations -----------------------------------------------------------------
+
+
+class Operation(Enum):
+    """What a predicate tests; the value is the expressions spec's JSON name."""
+
+    IS_NULL = "is-null"
+    NOT_NULL = "not-null"
+    IS_NAN = "is-nan"
+    NOT_NAN = "not-nan"
+    LT = "lt"
+    LT_EQ = "lt-eq"
+    GT = "gt"
+    GT_EQ = "gt-eq"
+    EQ = "eq"
+    NOT_EQ = "not-eq"
+    STARTS_WITH = "starts-with"
+    NOT_STARTS_WITH = "not-starts-with"
+    IN = "in"
+    NOT_IN = "not-in"
+
+    def negate(self) -> Operation:
+        """The operation that is true exactly when this one is false."""
+        return _NEGATIONS[self]
+
+    def flip(self) -> Operation:
+        """The operation with its operands swapped (``5 < x`` is ``x > 5``)."""
+        return _FLIPS.get(self, self)
+
+    @property
+    def is_unary(self) -> bool:
+        """True for the tests without a literal (null and NaN tests)."""
+        return self in UNARY_OPERATIONS
+
+    @property
+    def is_set(self) -> bool:
+        """True for ``IN`` and ``NOT IN``."""
+        return self in SET_OPERATIONS
+
+    @property
+    def is_literal(self) -> bool:
+        """True for the tests with exactly one literal (comparisons, starts-with)."""
+        return not self.is_unary and not self.is_set
+
+
+_NEGATIONS = {
+    Operation.IS_NULL: Operation.NOT_NULL,
+    Operation.NOT_NULL: Operation.IS_NULL,
+    Operation.IS_NAN: Operation.NOT_NAN,
+    Operation.NOT_NAN: Operation.IS_NAN,
+    Operation.LT: Operation.GT_EQ,
+    Operation.LT_EQ: Operation.GT,
+    Operation.GT: Operation.LT_EQ,
+    Operation.GT_EQ: Operation.LT,
+    Operation.EQ: Operation.NOT_EQ,
+    Operation.NOT_EQ: Operation.EQ,
+    Operation.STARTS_WITH: Operation.NOT_STARTS_WITH,
+    Operation.NOT_STARTS_WITH: Operation.STARTS_WITH,
+    Operation.IN: Operation.NOT_IN,
+    Operation.NOT_IN: Operation.IN,
+}
+_FLIPS = {
+    Operation.LT: Operation.GT,
+    Operation.LT_EQ: Operation.GT_EQ,
+    Operation.GT: Operation.LT,
+    Operation.GT_EQ: Operation.LT_EQ,
+}
+UNARY_OPERATIONS = frozenset(
+    {Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN, Operation.NOT_NAN}
+)
+SET_OPERATIONS = frozenset({Operation.IN, Operation.NOT_IN})
+COMPARISONS = frozenset(
+    {Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ, Operation.EQ, Operation.NOT_EQ}
+)
+
+# --- expressions -----------------------------------------------------------------
+
+
+class Expression:
+    """Base class of every boolean expression."""
+
+    __slots__ = ()
+
+    def negate(self) -> Expression:
+        """The expression that is true exactly when this one is false (no :class:`Not` added
+        for predicates: ``x < 5`` negates to ``x >= 5``)."""
+        raise NotImplementedError
+
+    @property
+    def is_bound(self) -> bool:
+        """Whether every predicate in the expression is bound to a schema."""
+        return True
+
+    def __and__(self, other: Expression) -> Expression:
+        return and_(self, other)
+
+    def __or__(self, other: Expression) -> Expression:
+        return or_(self, other)
+
+    def __invert__(self) -> Expression:
+        return not_(self)
+
+    def __str__(self) -> str:
+        return to_sql(self)
+
+
+BoundExpression = Expression
+"""An expression whose predicates are all :class:`BoundPredicate` (see :func:`bind`)."""
+
+
+class AlwaysTrue(Expression):
+    """The predicate that is true for every row; use the singleton :data:`ALWAYS_TRUE`."""
+
+    __slots__ = ()
+    _instance: ClassVar[AlwaysTrue | None] = None
+
+    def __new__(cls) -> AlwaysTrue:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def negate(self) -> Expression:
+        return ALWAYS_FALSE
+
+    def __repr__(self) -> str:
+        return "ALWAYS_TRUE"
+
+    def __reduce__(self) -> str:
+        return "ALWAYS_TRUE"
+
+
+class AlwaysFalse(Expression):
+    """The predicate that is false for every row; use the singleton :data:`ALWAYS_FALSE`."""
+
+    __slots__ = ()
+    _instance: ClassVar[AlwaysFalse | None] = None
+
+    def __new__(cls) -> AlwaysFalse:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def negate(self) -> Expression:
+        return ALWAYS_TRUE
+
+    def __repr__(self) -> str:
+        return "ALWAYS_FALSE"
+
+    def __reduce__(self) -> str:
+        return "ALWAYS_FALSE"
+
+
+ALWAYS_TRUE = AlwaysTrue()
+ALWAYS_FALSE = AlwaysFalse()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class And(Expression):
+    """Both children are true. Prefer :func:`and_`, which simplifies constants."""
+
+    left: Expression
+    right: Expression
+
+    def negate(self) -> Expression:
+        return or_(self.left.negate(), self.right.negate())
+
+    @property
+    def is_bound(self) -> bool:
+        return self.left.is_bound and self.right.is_bound
+
+    def __repr__(self) -> str:
+        return f"And({self.left!r}, {self.right!r})"
+
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Or(Expression):
+    """Either child is true. Prefer :func:`or_`, which simplifies constants."""
+
+    left: Expression
+    right: Expression
+
+    def negate(self) -> Expression:
+        return and_(self.left.negate(), self.right.negate())
+
+    @property
+    def is_bound(self) -> bool:
+        return self.left.is_bound and self.right.is_bound
+
+    def __repr__(self) -> str:
+        return f"Or({self.left!r}, {self.right!r})"
+
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Not(Expression):
+    """The child is false. Prefer :func:`not_`, which simplifies constants and ``not not``."""
+
+    child: Expression
+
+    def negate(self) -> Expression:
+        return self.child
+
+    @property
+    def is_bound(self) -> bool:
+        return self.child.is_bound
+
+    def __repr__(self) -> str:
+        return f"Not({self.child!r})"
+
+
+
+# --- terms -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A column by name; nested fields use dotted names such as ``"location.lat"``."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError(f"a column reference needs a non-empty name, got {self.name!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundReference:
+    """A field of one struct: its id, full dotted name, type and how to reach it in a row.
+
+    ``accessor`` holds the position of the field in each enclosing struct (row tuples nest
+    struct values as tuples), or is None for a field inside a list or map, whose value a
+    row does not hold once. ``required`` is True when the field and all its ancestors are
+    required; ``nested`` is True for a field that is not a top-level column.
+    """
+
+    field_id: int
+    name: str
+    field_type: IcebergType
+    accessor: tuple[int, ...] | None
+    required: bool = False
+    nested: bool = False
+
+    @property
+    def in_list_or_map(self) -> bool:
+        """Whether the field is (inside) a list element or a map key or value."""
+        return self.accessor is None
+
+    def eval(self, row: Sequence[Any] | None) -> Any:
+        """The field's value in ``row`` (a tuple in struct field order); None if null."""
+        if self.accessor is None:
+            raise ValidationError(
+                f"column {self.name!r} is inside a list or map: a row holds many values of "
+                "it, so a predicate on it cannot be evaluated per row"
+            )
+        value: Any = row
+        for pos in self.accessor:
+            if value is None:
+                return None
+            value = value[pos]
+        return value
+
+
+# --- predicates --------------------------------------------------------------------
+
+
+def _check_literal(op: Operation, value: Any) -> Any:
+    if value is None:
+        raise ValidationError(
+            f"a {op.value} predicate cannot compare with null: a comparison with null is never "
+            "true; use is_null / IS NULL (or not_null / IS NOT NULL) instead"
+        )
+    if isinstance(value, float) and math.isnan(value):
+        raise ValidationError(
+            f"a {op.value} predicate cannot compare with NaN: use is_nan / IS NAN "
+            "(or not_nan / IS NOT NAN) instead"
+        )
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise ValidationError(f"a {op.value} predicate needs a finite decimal, got {value}")
+    if isinstance(value, Expression | Reference):
+        raise ValidationError(
+            f"a {op.value} predicate compares a column with a constant, got {value!r}"
+        )
+    if op in (Operation.STARTS_WITH, Operation.NOT_STARTS_WITH) and not isinstance(value, str):
+        raise ValidationError(f"{op.value} needs a string prefix, got {value!r}")
+    return value
+
+
+def _set_key(value: Any) -> tuple[str, Any]:
+    # bool and int (and 1 and 1.0) are equal in Python; keep values of different kinds apart.
+    return (type(value).__name__, value)
+
+
+def canonical_values(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Deduplicated literal values in a stable (sorted where possible) order."""
+    unique = {_set_key(v): v for v in values}
+    try:
+        keys = sorted(unique)
+    except TypeError:
+        keys = list(unique)
+    return tuple(unique[k] for k in keys)
+
+
+def _check_literals(op: Operation, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    if op.is_unary:
+        if values:
+            raise ValidationError(f"{op.value} takes no value, got {list(values)!r}")
+        return ()
+    if op.is_set:
+        return canonical_values(_check_literal(op, v) for v in values)
+    if len(values) != 1:
+        raise ValidationError(f"{op.value} takes exactly one value, got {list(values)!r}")
+    return (_check_literal(op, values[0]),)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class UnboundPredicate(Expression):
+    """A test of a named column; ``literals`` are the values as given (sets deduplicated).
+
+    An ``IN`` with no values is allowed and binds to :data:`ALWAYS_FALSE` (``NOT IN`` to
+    :data:`ALWAYS_TRUE`).
+    """
+
+    op: Operation
+    term: Reference
+    literals: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.op, Operation):
+            raise ValidationError(f"{self.op!r} is not a predicate Operation")
+        if not isinstance(self.term, Reference):
+            raise ValidationError(f"a predicate needs a column Reference, got {self.term!r}")
+        object.__setattr__(self, "literals", _check_literals(self.op, tuple(self.literals)))
+
+    @property
+    def is_bound(self) -> bool:
+        return False
+
+    @property
+    def literal(self) -> Any:
+        """The single literal of a comparison or starts-with predicate."""
+        if not self.op.is_literal:
+            raise ValidationError(f"a {self.op.value} predicate has no single literal")
+        return self.literals[0]
+
+    def negate(self) -> Expression:
+        return UnboundPredicate(self.op.negate(), self.term, self.literals)
+
+    def __repr__(self) -> str:
+        return f"UnboundPredicate({self.op.name}, {self.term.name!r}, {self.literals!r})"
+
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BoundPredicate(Expression):
+    """A test of a bound field; literals are in the field type's Python value convention.
+
+    Made by :func:`icewright.expressions.bind`, which converts and checks the literals.
+    """
+
+    op: Operation
+    term: BoundReference
+    literals: tuple[Any, ...] = ()
+    literal_set: frozenset[Any] = field(default=frozenset(), compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literals", _check_literals(self.op, tuple(self.literals)))
+        object.__setattr__(self, "literal_set", frozenset(self.literals))
+
+    @property
+    def literal(self) -> Any:
+        """The single literal of a comparison or starts-with predicate."""
+        if not self.op.is_literal:
+            raise ValidationError(f"a {self.op.value} predicate has no single literal")
+        return self.literals[0]
+
+    @property
+    def ref(self) -> BoundReference:
+        """The bound field (same as ``term``)."""
+        return self.term
+
+    def negate(self) -> Expression:
+        return BoundPredicate(self.op.negate(), self.term, self.literals)
+
+    def test(self, value: Any) -> bool:
+        """Whether ``value`` (the field's value in one row; None for null) satisfies the test."""
+        return test_value(self.op, value, self.literals, self.literal_set)
+
+    def __repr__(self) -> str:
+        return (
+            f"BoundPredicate({self.op.name}, {self.term.name!r}#{self.term.field_id}, "
+            f"{self.literals!r})"
+        )
+
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def test_value(op: Operation, value: Any, literals: tuple[Any, ...], value_set: frozenset[Any]) -> bool:
+    """The two-valued result of one test on one value (expressions spec: "Comparisons")."""
+    if op is Operation.IS_NULL:
+        return value is None
+    if op is Operation.NOT_NULL:
+        return value is not None
+    if op is Operation.IS_NAN:
+        return _is_nan(value)
+    if op is Operation.NOT_NAN:
+        return not _is_nan(value)
+    if op.negate() in (Operation.EQ, Operation.IN, Operation.STARTS_WITH):
+        # != , NOT IN and NOT STARTS WITH are the negations of their positive forms.
+        return not test_value(op.negate(), value, literals, value_set)
+    if value is None or _is_nan(value):
+        return False
+    if op is Operation.IN:
+        return value in value_set
+    lit = literals[0]
+    if op is Operation.STARTS_WITH:
+        return isinstance(value, str) and value.startswith(lit)
+    if op is Operation.EQ:
+        return bool(value == lit)
+    if op is Operation.LT:
+        return bool(value < lit)
+    if op is Operation.LT_EQ:
+        return bool(value <= lit)
+    if op is Operation.GT:
+        return bool(value > lit)
+    return bool(value >= lit)
+
+
+# --- builders ------------------------------------------------------------------------
+
+
+def _ref(term: str | Reference) -> Reference:
+    return term if isinstance(term, Reference) else Reference(term)
+
+
+def predicate(op: Operation, term: str | Reference, *values: Any) -> UnboundPredicate:
+    """A predicate from its operation: ``predicate(Operation.LT, "x", 5)``."""
+    return UnboundPredicate(op, _ref(term), values)
+
+
+def is_null(term: str | Reference) -> UnboundPredicate:
+    """``term IS NULL``."""
+    return UnboundPredicate(Operation.IS_NULL, _ref(term))
+
+
+def not_null(term: str | Reference) -> UnboundPredicate:
+    """``term IS NOT NULL``."""
+    return UnboundPredicate(Operation.NOT_NULL, _ref(term))
+
+
+def is_nan(term: str | Reference) -> UnboundPredicate:
+    """``term IS NAN`` (float and double columns only)."""
+    return UnboundPredicate(Operation.IS_NAN, _ref(term))
+
+
+def not_nan(term: str | Reference) -> UnboundPredicate:
+    """``term IS NOT NAN`` (float and double columns only)."""
+    return UnboundPredicate(Operation.NOT_NAN, _ref(term))
+
+
+def less_than(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term < value``."""
+    return UnboundPredicate(Operation.LT, _ref(term), (value,))
+
+
+def less_than_or_equal(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term <= value``."""
+    return UnboundPredicate(Operation.LT_EQ, _ref(term), (value,))
+
+
+def greater_than(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term > value``."""
+    return UnboundPredicate(Operation.GT, _ref(term), (value,))
+
+
+def greater_than_or_equal(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term >= value``."""
+    return UnboundPredicate(Operation.GT_EQ, _ref(term), (value,))
+
+
+def equal(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term = value``."""
+    return UnboundPredicate(Operation.EQ, _ref(term), (value,))
+
+
+def not_equal(term: str | Reference, value: Any) -> UnboundPredicate:
+    """``term != value`` (true for null values)."""
+    return UnboundPredicate(Operation.NOT_EQ, _ref(term), (value,))
+
+
+def starts_with(term: str | Reference, prefix: str) -> UnboundPredicate:
+    """``term LIKE 'prefix%'`` (string columns only)."""
+    return UnboundPredicate(Operation.STARTS_WITH, _ref(term), (prefix,))
+
+
+def not_starts_with(term: str | Reference, prefix: str) -> UnboundPredicate:
+    """``term NOT LIKE 'prefix%'`` (true for null values)."""
+    return UnboundPredicate(Operation.NOT_STARTS_WITH, _ref(term), (prefix,))
+
+
+def _values(values: Iterable[Any]) -> tuple[Any, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValidationError(f"IN / NOT IN need a list of values, got {values!r}")
+    return tuple(values)
+
+
+def is_in(term: str | Reference, values: Iterable[Any]) -> UnboundPredicate:
+    """``term IN (values...)``."""
+    return UnboundPredicate(Operation.IN, _ref(term), _values(values))
+
+
+def not_in(term: str | Reference, values: Iterable[Any]) -> UnboundPredicate:
+    """``term NOT IN (values...)`` (true for null values)."""
+    return UnboundPredicate(Operation.NOT_IN, _ref(term), _values(values))
+
+
+def always_true() -> AlwaysTrue:
+    """:data:`ALWAYS_TRUE`."""
+    return ALWAYS_TRUE
+
+
+def always_false() -> AlwaysFalse:
+    """:data:`ALWAYS_FALSE`."""
+    return ALWAYS_FALSE
+
+
+def _check_expression(e: Any) -> Expression:
+    if not isinstance(e, Expression):
+        raise ValidationError(f"{e!r} is not an expression")
+    return e
+
+
+def and_(*exprs: Expression) -> Expression:
+    """All of ``exprs`` (``ALWAYS_TRUE`` when empty); constants are simplified away."""
+    result: Expression = ALWAYS_TRUE
+    for e in map(_check_expression, exprs):
+        if e is ALWAYS_FALSE or result is ALWAYS_FALSE:
+            return ALWAYS_FALSE
+        if e is ALWAYS_TRUE:
+            continue
+        result = e if result is ALWAYS_TRUE else And(result, e)
+    return result
+
+
+def or_(*exprs: Expression) -> Expression:
+    """Any of ``exprs`` (``ALWAYS_FALSE`` when empty); constants are simplified away."""
+    result: Expression = ALWAYS_FALSE
+    for e in map(_check_expression, exprs):
+        if e is ALWAYS_TRUE or result is ALWAYS_TRUE:
+            return ALWAYS_TRUE
+        if e is ALWAYS_FALSE:
+            continue
+        result = e if result is ALWAYS_FALSE else Or(result, e)
+    return result
+
+
+def not_(expr: Expression) -> Expression:
+    """The negation of ``expr``: constants flip, ``not not x`` is ``x``, else :class:`Not`."""
+    e = _check_expression(expr)
+    if e is ALWAYS_TRUE:
+        return ALWAYS_FALSE
+    if e is ALWAYS_FALSE:
+        return ALWAYS_TRUE
+    if isinstance(e, Not):
+        return e.child
+    return Not(e)
+
+
+def rewrite_not(expr: Expression) -> Expression:
+    """An equivalent expression without :class:`Not` nodes (negations pushed to the leaves)."""
+    if isinstance(expr, Not):
+        return rewrite_not(expr.child).negate()
+    if isinstance(expr, And):
+        return and_(rewrite_not(expr.left), rewrite_not(expr.right))
+    if isinstance(expr, Or):
+        return or_(rewrite_not(expr.left), rewrite_not(expr.right))
+    return expr
+
+
+# --- SQL-like text (read back by icewright.expressions.parse) ------------------------
+
+_KEYWORDS = frozenset(
+    {"and", "or", "not", "in", "is", "null", "nan", "like", "true", "false", "between"}
+)
+_BARE_NAME = re.compile(r"^[^\W\d]\w*$")
+_OPERATOR_TEXT = {
+    Operation.LT: "<",
+    Operation.LT_EQ: "<=",
+    Operation.GT: ">",
+    Operation.GT_EQ: ">=",
+    Operation.EQ: "=",
+    Operation.NOT_EQ: "!=",
+}
+
+
+def quote_name(name: str) -> str:
+    """A column name as the parser reads it: dotted parts, back-quoted where needed."""
+    parts = []
+    for part in name.split("."):
+        if _BARE_NAME.match(part) and part.lower() not in _KEYWORDS:
+            parts.append(part)
+        else:
+            parts.append("`" + part.replace("`", "``") + "`")
+    return ".".join(parts)
+
+
+def _quote_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def literal_to_sql(value: Any) -> str:
+    """A literal as the parser reads it (strings quoted, floats with an exponent)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        if math.isinf(value):
+            return _quote_string(text)
+        return text if "e" in text else text + "e0"
+    if isinstance(value, Decimal):
+        return f"{value:f}"
+    if isinstance(value, str):
+        return _quote_string(value)
+    if isinstance(value, bytes):
+        return _quote_string(value.hex())
+    if isinstance(value, datetime.date | datetime.time):
+        return _quote_string(value.isoformat())
+    if isinstance(value, uuid.UUID):
+        return _quote_string(str(value))
+    return _quote_string(str(value))
+
+
+def _like_pattern(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _quote_string(escaped + "%")
+
+
+def _predicate_sql(op: Operation, name: str, literals: tuple[Any, ...]) -> str:
+    col = quote_name(name)
+    if op is Operation.IS_NULL:
+        return f"{col} IS NULL"
+    if op is Operation.NOT_NULL:
+        return f"{col} IS NOT NULL"
+    if op is Operation.IS_NAN:
+        return f"{col} IS NAN"
+    if op is Operation.NOT_NAN:
+        return f"{col} IS NOT NAN"
+    if op is Operation.STARTS_WITH:
+        return f"{col} LIKE {_like_pattern(literals[0])}"
+    if op is Operation.NOT_STARTS_WITH:
+        return f"{col} NOT LIKE {_like_pattern(literals[0])}"
+    if op.is_set:
+        if not literals:
+            return "FALSE" if op is Operation.IN else "TRUE"
+        keyword = "IN" if op is Operation.IN else "NOT IN"
+        return f"{col} {keyword} ({', '.join(literal_to_sql(v) for v in literals)})"
+    return f"{col} {_OPERATOR_TEXT[op]} {literal_to_sql(literals[0])}"
+
+
+def to_sql(expr: Expression, _parent: int = 0) -> str:
+    """SQL-like text of ``expr`` that :func:`icewright.expressions.parse` reads back.
+
+    Bound predicates render with their full column names.
+    """
+    # precedence: OR 1, AND 2, NOT 3; a child of lower precedence than its parent gets parens
+    if expr is ALWAYS_TRUE:
+        return "TRUE"
+    if expr is ALWAYS_FALSE:
+        return "FALSE"
+    if isinstance(expr, Or):
+        text = f"{to_sql(expr.left, 1)} OR {to_sql(expr.right, 1)}"
+        return f"({text})" if _parent > 1 else text
+    if isinstance(expr, And):
+        text = f"{to_sql(expr.left, 2)} AND {to_sql(expr.right, 2)}"
+        return f"({text})" if _parent > 2 else text
+    if isinstance(expr, Not):
+        return f"NOT ({to_sql(expr.child, 0)})"
+    if isinstance(expr, UnboundPredicate):
+        return _predicate_sql(expr.op, expr.term.name, expr.literals)
+    if isinstance(expr, BoundPredicate):
+        return _predicate_sql(expr.op, expr.term.name, expr.literals)
+    raise ValidationError(f"{expr!r} is not an expression")

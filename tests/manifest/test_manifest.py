@@ -17,6 +17,7 @@ from icewright.manifest import (
     DataFile,
     EntryStatus,
     FileContent,
+    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestWriter,
@@ -49,7 +50,7 @@ def avro_header(data: bytes) -> dict[str, str]:
 
 
 def raw_records(data: bytes) -> list[dict[str, Any]]:
-    return list(fastavro.reader(io.BytesIO(data)))
+    return [r for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
 
 
 def partitioned_files(spec_id: int = SPEC.spec_id) -> list[DataFile]:
@@ -324,12 +325,12 @@ def test_partition_summaries_with_nan_null_and_signed_zero() -> None:
         w.add(
             DataFile(
                 file_path=f"f{i}",
-                file_format="parquet",
+                file_format=FileFormat.PARQUET,
                 record_count=1,
                 file_size_in_bytes=1,
                 partition=partition,
             )
-        )  # type: ignore[arg-type]
+        )
     _, manifest = w.finish("m.avro")
     assert manifest.partitions == (
         # Appendix D: doubles are 8-byte little-endian; -0.0 bounds below +0.0.
@@ -351,9 +352,9 @@ def test_partition_summaries_with_nan_null_and_signed_zero() -> None:
     w2.delete(
         DataFile(
             file_path="f",
-            file_format="parquet",
+            file_format=FileFormat.PARQUET,
             record_count=1,
-            file_size_in_bytes=1,  # type: ignore[arg-type]
+            file_size_in_bytes=1,
             partition=(9.0, "z", 4),
         ),
         data_sequence_number=1,

@@ -30,23 +30,13 @@ from icewright.manifest import (
     ManifestContent,
     ManifestEntry,
     ManifestFile,
-    ManifestListWriter,
-    ManifestWriter,
     PartitionFieldSummary,
     read_manifest,
     read_manifest_list,
     read_manifest_metadata,
 )
 
-from .samples import (
-    ALL_TYPES_SCHEMA,
-    ALL_TYPES_SPEC,
-    ALL_TYPES_VALUES,
-    SCHEMA,
-    SPEC,
-    UNPARTITIONED,
-    data_file,
-)
+from .samples import write_snapshot
 
 pytestmark = pytest.mark.interop
 
@@ -124,76 +114,6 @@ def local_path(location: str) -> Path:
 
 
 # --- icewright writes, pyiceberg reads --------------------------------------------------
-
-
-def write_snapshot(
-    tmp_path: Path, version: int
-) -> tuple[Path, list[ManifestFile], dict[str, bytes]]:
-    """Three manifests (partitioned, unpartitioned, all Appendix A types) and a list."""
-    files: dict[str, bytes] = {}
-    manifests = []
-
-    def finish(writer: ManifestWriter, name: str) -> None:
-        path = tmp_path / name
-        data, manifest = writer.finish(str(path))
-        path.write_bytes(data)
-        files[str(path)] = data
-        manifests.append(manifest)
-
-    w = ManifestWriter(format_version=version, spec=SPEC, schema=SCHEMA, snapshot_id=77)
-    w.add(data_file("s3://b/a.parquet", ("eu", 19000, 3, "abcd")))
-    w.add(data_file("s3://b/b.parquet", (None, 19001, 15, None), records=4))
-    w.existing(
-        data_file("s3://b/c.parquet", ("us", -3, 0, "x")),
-        snapshot_id=70,
-        data_sequence_number=1,
-        file_sequence_number=1,
-    )
-    w.delete(
-        data_file("s3://b/d.parquet", ("ap", 20000, 9, "aaaa"), records=2),
-        data_sequence_number=2,
-        file_sequence_number=2,
-    )
-    finish(w, "partitioned.avro")
-
-    w = ManifestWriter(format_version=version, spec=UNPARTITIONED, schema=SCHEMA, snapshot_id=77)
-    w.add(data_file("s3://b/u.parquet", (), spec_id=0, lower_bounds=None, upper_bounds=None))
-    finish(w, "unpartitioned.avro")
-
-    w = ManifestWriter(
-        format_version=version, spec=ALL_TYPES_SPEC, schema=ALL_TYPES_SCHEMA, snapshot_id=77
-    )
-    w.add(data_file("s3://b/t.parquet", ALL_TYPES_VALUES, spec_id=ALL_TYPES_SPEC.spec_id))
-    finish(w, "all_types.avro")
-
-    if version >= 2:
-        w = ManifestWriter(
-            format_version=version,
-            spec=SPEC,
-            schema=SCHEMA,
-            snapshot_id=77,
-            content=ManifestContent.DELETES,
-        )
-        w.add(
-            data_file(
-                "s3://b/eq.parquet",
-                ("eu", 19000, 3, "abcd"),
-                content=FileContent.EQUALITY_DELETES,
-                equality_ids=(1, 2),
-            )
-        )
-        finish(w, "deletes.avro")
-
-    writer = ManifestListWriter(
-        format_version=version,
-        snapshot_id=77,
-        parent_snapshot_id=70,
-        sequence_number=3 if version >= 2 else 0,
-    )
-    writer.add_all(manifests)
-    list_path = tmp_path / "snap-77.avro"
-    list_path.write_bytes(writer.to_bytes())
-    return list_path, list(writer.manifests), files
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -292,7 +212,7 @@ def test_icewright_reads_what_pyiceberg_writes(tmp_path: Path, version: int) -> 
         overwrite.delete_data_file(files[0])
 
     table = catalog.load_table("ns.t")
-    statuses = set()
+    statuses: set[EntryStatus] = set()
     for snapshot in table.snapshots():
         list_location = snapshot.manifest_list
         ours = read_manifest_list(local_path(list_location).read_bytes(), list_location)

@@ -208,7 +208,6 @@ class And(Expression):
         return f"And({self.left!r}, {self.right!r})"
 
 
-
 @dataclass(frozen=True, slots=True, repr=False)
 class Or(Expression):
     """Either child is true. Prefer :func:`or_`, which simplifies constants."""
@@ -227,7 +226,6 @@ class Or(Expression):
         return f"Or({self.left!r}, {self.right!r})"
 
 
-
 @dataclass(frozen=True, slots=True, repr=False)
 class Not(Expression):
     """The child is false. Prefer :func:`not_`, which simplifies constants and ``not not``."""
@@ -243,7 +241,6 @@ class Not(Expression):
 
     def __repr__(self) -> str:
         return f"Not({self.child!r})"
-
 
 
 # --- terms -------------------------------------------------------------------------
@@ -386,7 +383,6 @@ class UnboundPredicate(Expression):
         return f"UnboundPredicate({self.op.name}, {self.term.name!r}, {self.literals!r})"
 
 
-
 @dataclass(frozen=True, slots=True, repr=False)
 class BoundPredicate(Expression):
     """A test of a bound field; literals are in the field type's Python value convention.
@@ -429,12 +425,13 @@ class BoundPredicate(Expression):
         )
 
 
-
 def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def test_value(op: Operation, value: Any, literals: tuple[Any, ...], value_set: frozenset[Any]) -> bool:
+def test_value(
+    op: Operation, value: Any, literals: tuple[Any, ...], value_set: frozenset[Any]
+) -> bool:
     """The two-valued result of one test on one value (expressions spec: "Comparisons")."""
     if op is Operation.IS_NULL:
         return value is None

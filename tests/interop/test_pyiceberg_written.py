@@ -5,12 +5,14 @@ two batches; ONE Iceberg Java batch then parses its metadata, reads its manifest
 list and manifests (through the table and standalone), scans it (now and at the
 first snapshot) and is handed two bad requests; DuckDB scans it too. Every
 expectation comes from pyiceberg (an independent implementation) or from the
-rows we appended.
+rows we appended. The same batch also parses the view-spec's example view
+metadata (to keep the number of JVM starts small).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -98,6 +100,51 @@ def _tuples(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted_rows([tuple(r[c] for c in COLUMNS) for r in rows])
 
 
+# The first example metadata file of the view spec ("Appendix"/examples section of
+# iceberg-view-spec.md), verbatim in content.
+SPEC_VIEW_EXAMPLE = {
+    "view-uuid": "fa6506c3-7681-40c8-86dc-e36561f83385",
+    "format-version": 1,
+    "location": "s3://bucket/warehouse/default.db/event_agg",
+    "current-version-id": 1,
+    "properties": {"comment": "Daily event counts"},
+    "versions": [
+        {
+            "version-id": 1,
+            "timestamp-ms": 1573518431292,
+            "schema-id": 1,
+            "default-catalog": "prod",
+            "default-namespace": ["default"],
+            "summary": {"engine-name": "Spark", "engine-version": "3.3.2"},
+            "representations": [
+                {
+                    "type": "sql",
+                    "sql": "SELECT\n    COUNT(1), CAST(event_ts AS DATE)\nFROM events\nGROUP BY 2",
+                    "dialect": "spark",
+                }
+            ],
+        }
+    ],
+    "schemas": [
+        {
+            "schema-id": 1,
+            "type": "struct",
+            "fields": [
+                {
+                    "id": 1,
+                    "name": "event_count",
+                    "required": False,
+                    "type": "int",
+                    "doc": "Count of events",
+                },
+                {"id": 2, "name": "event_date", "required": False, "type": "date"},
+            ],
+        }
+    ],
+    "version-log": [{"timestamp-ms": 1573518431292, "version-id": 1}],
+}
+
+
 @pytest.fixture(scope="module")
 def table(tmp_path_factory: pytest.TempPathFactory) -> Table:
     """A pyiceberg-written table with two append snapshots."""
@@ -115,8 +162,12 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Table:
 
 
 @pytest.fixture(scope="module")
-def java(iceberg_java: IcebergJava, table: Table) -> dict[str, Pending[Any]]:
-    """Every Iceberg Java question about the table, asked in one subprocess."""
+def java(
+    iceberg_java: IcebergJava, table: Table, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Pending[Any]]:
+    """Every Iceberg Java question of this module, asked in one subprocess."""
+    view_file = tmp_path_factory.mktemp("view") / "00001-example.metadata.json"
+    view_file.write_text(json.dumps(SPEC_VIEW_EXAMPLE), encoding="utf-8")
     meta = table.metadata
     current = table.current_snapshot()
     first = meta.snapshots[0]
@@ -145,6 +196,7 @@ def java(iceberg_java: IcebergJava, table: Table) -> dict[str, Pending[Any]]:
             ),
             "scan": batch.scan(location),
             "scan_first": batch.scan(location, snapshot_id=first.snapshot_id),
+            "view": batch.parse_view_metadata(view_file),
         }
     return answers
 
@@ -296,3 +348,19 @@ def test_java_errors_come_back_as_messages(java: dict[str, Pending[Any]]) -> Non
         _ = java["not_a_view"].value
     # The failures did not stop the batch: the requests after them were answered.
     assert java["metadata"].ok and java["scan_first"].ok
+
+
+def test_java_parses_spec_example_view(java: dict[str, Pending[Any]]) -> None:
+    got = java["view"].value
+    assert got["uuid"] == SPEC_VIEW_EXAMPLE["view-uuid"]
+    assert got["format_version"] == 1
+    assert got["location"] == SPEC_VIEW_EXAMPLE["location"]
+    assert got["current_version_id"] == 1
+    assert got["current_schema_id"] == 1
+    assert got["properties"] == {"comment": "Daily event counts"}
+    assert [f["name"] for f in got["schemas"][0]["fields"]] == ["event_count", "event_date"]
+    (version,) = got["versions"]
+    assert version["representations"] == SPEC_VIEW_EXAMPLE["versions"][0]["representations"]
+    assert version["default-namespace"] == ["default"]
+    assert got["version_log"] == [{"timestamp_ms": 1573518431292, "version_id": 1}]
+    assert got["json"]["view-uuid"] == SPEC_VIEW_EXAMPLE["view-uuid"]

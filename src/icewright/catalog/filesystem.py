@@ -167,10 +167,13 @@ class FileSystemCatalog(Catalog):
         return None
 
     def _read_hint(self, directory: str) -> int | None:
+        path = f"{directory}/metadata/{VERSION_HINT}"
         try:
-            text = self._io.read(f"{directory}/metadata/{VERSION_HINT}")
-            return int(text.decode("utf-8").strip())
-        except (NoSuchFile, ValueError, UnicodeDecodeError):
+            return int(self._io.read(path).decode("utf-8").strip())
+        except NoSuchFile:
+            return None
+        except Exception as e:  # an unreadable hint is no hint: fall back to listing
+            logger.warning("ignoring version hint %s: %s", path, e)
             return None
 
     def _current(self, directory: str) -> tuple[int, str] | None:

@@ -48,10 +48,10 @@ class RetryPolicy:
             return value
 
         return cls(
-            num_retries=read(NUM_RETRIES, cls.num_retries),
-            min_wait_ms=read(MIN_WAIT_MS, cls.min_wait_ms),
-            max_wait_ms=read(MAX_WAIT_MS, cls.max_wait_ms),
-            total_timeout_ms=read(TOTAL_TIMEOUT_MS, cls.total_timeout_ms),
+            num_retries=read(NUM_RETRIES, DEFAULT.num_retries),
+            min_wait_ms=read(MIN_WAIT_MS, DEFAULT.min_wait_ms),
+            max_wait_ms=read(MAX_WAIT_MS, DEFAULT.max_wait_ms),
+            total_timeout_ms=read(TOTAL_TIMEOUT_MS, DEFAULT.total_timeout_ms),
         )
 
     def backoff_ms(self, attempt: int) -> float:
@@ -83,3 +83,7 @@ class RetryPolicy:
                     raise
                 wait = min(self.backoff_ms(n), max(0.0, self.total_timeout_ms - elapsed_ms))
                 sleep(wait / 1000)
+
+
+DEFAULT = RetryPolicy()
+"""The defaults of the ``commit.retry.*`` table properties."""

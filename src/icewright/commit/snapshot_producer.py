@@ -204,7 +204,11 @@ class SnapshotProducer(ABC):
                 found = find_commit_key(table.metadata, self.branch, self.commit_key)
                 if found is not None:
                     return _result(table, found, committed=False)
-            new_metadata = self.apply(table.metadata)
+            # The committer records the base file in the metadata log (as Java's builder
+            # does), so the handle returned below holds exactly what the catalog stores.
+            new_metadata = self.apply(table.metadata).with_previous_metadata(
+                table.metadata_location, table.metadata.last_updated_ms
+            )
             try:
                 location = table.catalog.commit_table(
                     table.identifier, table.metadata_location, new_metadata

@@ -53,7 +53,7 @@ from icewright.spec.types import (
     TimeType,
     UUIDType,
 )
-from icewright.spec.values import days_to_ymd, ymd_to_days
+from icewright.spec.values import days_to_ymd, decimal_from_unscaled, ymd_to_days
 
 __all__ = ["Between", "convert_literal"]
 
@@ -88,9 +88,9 @@ class _Target(NamedTuple):
         )
 
 
-def _check_range(column: str, t: IcebergType, value: Any, n: int, lo: int, hi: int) -> int:
+def _check_range(x: _Target, n: int, lo: int, hi: int) -> int:
     if not lo <= n <= hi:
-        raise _fail(column, t, value, f"it is out of range [{lo}, {hi}]")
+        raise x.fail(f"it is out of range [{lo}, {hi}]")
     return n
 
 
@@ -110,64 +110,59 @@ def _exact_fraction(value: Any) -> Fraction | None:
     return None
 
 
-def _on_grid(
-    column: str, t: IcebergType, value: Any, exact: Fraction, unit: Fraction, lo: int, hi: int
-) -> Any:
+def _on_grid(x: _Target, exact: Fraction, unit: Fraction, lo: int, hi: int) -> Any:
     """``exact`` as a multiple of ``unit`` (an int count), or :class:`Between` two counts."""
     count = exact / unit
     below = math.floor(count)
     if below == count:
-        return _check_range(column, t, value, below, lo, hi)
+        return _check_range(x, below, lo, hi)
     above = below + 1
     if above < lo or below > hi:
-        raise _fail(column, t, value, f"it is out of range [{lo}, {hi}]")
-    return Between(
-        below if below >= lo else None,
-        above if above <= hi else None,
-    )
+        raise x.fail(f"it is out of range [{lo}, {hi}]")
+    return Between(below if below >= lo else None, above if above <= hi else None)
 
 
-def _to_integer(column: str, t: IcebergType, value: Any, lo: int, hi: int) -> Any:
-    exact = _exact_fraction(value)
+def _to_integer(x: _Target, lo: int, hi: int) -> Any:
+    exact = _exact_fraction(x.value)
     if exact is None:
-        raise _fail(column, t, value, "write a number (without quotes)")
-    return _on_grid(column, t, value, exact, Fraction(1), lo, hi)
+        raise x.fail("write a number (without quotes)")
+    return _on_grid(x, exact, Fraction(1), lo, hi)
 
 
-def _to_decimal(column: str, t: DecimalType, value: Any) -> Any:
+def _to_decimal(x: _Target, t: DecimalType) -> Any:
+    value = x.value
     if isinstance(value, str):
         try:
             value = Decimal(value.strip())
         except InvalidOperation:
-            raise _fail(column, t, value, "it is not a decimal number") from None
+            raise x.fail("it is not a decimal number") from None
     exact = _exact_fraction(value)
     if exact is None:
-        raise _fail(column, t, value, "write a decimal number such as 12.34")
+        raise x.fail("write a decimal number such as 12.34")
     limit = 10**t.precision - 1
     unit = Fraction(1, 10**t.scale) if t.scale >= 0 else Fraction(10 ** (-t.scale))
-    result = _on_grid(column, t, value, exact, unit, -limit, limit)
+    result = _on_grid(x, exact, unit, -limit, limit)
 
     def as_decimal(unscaled: int | None) -> Decimal | None:
-        if unscaled is None:
-            return None
-        return Decimal(unscaled).scaleb(-t.scale)
+        return None if unscaled is None else decimal_from_unscaled(unscaled, t.scale)
 
     if isinstance(result, Between):
         return Between(as_decimal(result.below), as_decimal(result.above))
     return as_decimal(result)
 
 
-def _to_float(column: str, t: IcebergType, value: Any) -> float:
+def _to_float(x: _Target) -> float:
+    value = x.value
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        raise _fail(column, t, value, "write a number (without quotes)")
+        raise x.fail("write a number (without quotes)")
     f = float(value)
-    if isinstance(t, FloatType):
+    if isinstance(x.t, FloatType):
         if math.isfinite(f) and abs(f) > FLOAT_MAX:
-            raise _fail(column, t, value, "it is out of the range of a 32-bit float")
+            raise x.fail("it is out of the range of a 32-bit float")
         # Java's Number.floatValue(): round to the nearest 32-bit float.
         return float(struct.unpack("<f", struct.pack("<f", f))[0])
     if math.isinf(f) and not (isinstance(value, float) and math.isinf(value)):
-        raise _fail(column, t, value, "it is out of the range of a 64-bit double")
+        raise x.fail("it is out of the range of a 64-bit double")
     return f
 
 
@@ -181,26 +176,26 @@ _TIME_RE = re.compile(rf"^{_TIME}$")
 _TIMESTAMP_RE = re.compile(rf"^{_DATE}[Tt ]{_TIME}{_OFFSET}?$")
 
 
-def _parse_date(column: str, t: IcebergType, text: str, y: str, mo: str, d: str) -> int:
-    year, month, day = int(y), int(mo), int(d)
+def _parse_date(x: _Target, parts: tuple[Any, ...]) -> int:
+    year, month, day = (int(p) for p in parts)
     if not 1 <= month <= 12 or not 1 <= day <= 31:
-        raise _fail(column, t, text, "it is not a valid calendar date")
+        raise x.fail("it is not a valid calendar date")
     days = ymd_to_days(year, month, day)
     if days_to_ymd(days) != (year, month, day):
-        raise _fail(column, t, text, "it is not a valid calendar date")
+        raise x.fail("it is not a valid calendar date")
     return days
 
 
-def _parse_clock(column: str, t: IcebergType, text: str, parts: tuple[Any, ...]) -> int:
+def _parse_clock(x: _Target, parts: tuple[Any, ...]) -> int:
     """Nanoseconds since midnight."""
     h, mi, s, frac = parts
     hour, minute, second = int(h), int(mi), int(s or 0)
     if hour > 23 or minute > 59 or second > 59:
-        raise _fail(column, t, text, "it is not a valid time of day")
+        raise x.fail("it is not a valid time of day")
     return (hour * 3600 + minute * 60 + second) * 10**9 + int((frac or "").ljust(9, "0"))
 
 
-def _parse_offset(column: str, t: IcebergType, text: str, offset: str) -> int:
+def _parse_offset(x: _Target, offset: str) -> int:
     """The zone offset in seconds east of UTC."""
     if offset in ("Z", "z"):
         return 0
@@ -208,117 +203,106 @@ def _parse_offset(column: str, t: IcebergType, text: str, offset: str) -> int:
     digits = offset[1:].replace(":", "")
     hours, minutes, seconds = int(digits[0:2]), int(digits[2:4] or 0), int(digits[4:6] or 0)
     if hours > 18 or minutes > 59 or seconds > 59:
-        raise _fail(column, t, text, "its zone offset is not valid")
+        raise x.fail("its zone offset is not valid")
     return sign * (hours * 3600 + minutes * 60 + seconds)
 
 
-def _scale_nanos(column: str, t: IcebergType, value: Any, nanos: int, lo: int, hi: int) -> Any:
-    """Nanoseconds as the column's unit (micros unless a ``*_ns`` type)."""
-    unit = 1 if isinstance(t, _NANO_TYPES) else 1000
-    return _on_grid(column, t, value, Fraction(nanos), Fraction(unit), lo, hi)
+def _scale_nanos(x: _Target, nanos: int) -> Any:
+    """Nanoseconds since the epoch in the column's unit (micros unless a ``*_ns`` type)."""
+    unit = 1 if isinstance(x.t, _NANO_TYPES) else 1000
+    return _on_grid(x, Fraction(nanos), Fraction(unit), LONG_MIN, LONG_MAX)
 
 
-def _timestamp_from_text(column: str, t: IcebergType, text: str) -> Any:
-    zoned = isinstance(t, _ZONED_TYPES)
+def _timestamp_from_text(x: _Target, text: str) -> Any:
+    zoned = isinstance(x.t, _ZONED_TYPES)
     example = "2026-01-31T10:00:00" + ("+00:00" if zoned else "")
     if _DATE_RE.match(text):
         # Java: a date does not convert to a timestamp (no implicit midnight).
-        raise _fail(
-            column, t, text, f"a date is not a timestamp; write the timestamp, e.g. {example!r}"
-        )
+        raise x.fail(f"a date is not a timestamp; write the timestamp, e.g. {example!r}")
     m = _TIMESTAMP_RE.match(text)
     if not m:
-        raise _fail(column, t, text, f"it is not an ISO-8601 timestamp such as {example!r}")
+        raise x.fail(f"it is not an ISO-8601 timestamp such as {example!r}")
     groups = m.groups()
-    days = _parse_date(column, t, text, *groups[0:3])
-    nanos = days * 86_400 * 10**9 + _parse_clock(column, t, text, groups[3:7])
+    nanos = _parse_date(x, groups[0:3]) * 86_400 * 10**9 + _parse_clock(x, groups[3:7])
     offset = groups[7]
     if zoned:
         if offset is None:
-            raise _fail(
-                column, t, text, "the column has a time zone: add the offset, e.g. '+00:00' or 'Z'"
-            )
-        nanos -= _parse_offset(column, t, text, offset) * 10**9
+            raise x.fail("the column has a time zone: add the offset, e.g. '+00:00' or 'Z'")
+        nanos -= _parse_offset(x, offset) * 10**9
     elif offset is not None:
-        raise _fail(column, t, text, "the column is a timestamp without zone: leave out the offset")
-    return _scale_nanos(column, t, text, nanos, LONG_MIN, LONG_MAX)
+        raise x.fail("the column is a timestamp without zone: leave out the offset")
+    return _scale_nanos(x, nanos)
 
 
-def _timestamp_from_datetime(column: str, t: IcebergType, value: datetime.datetime) -> Any:
-    zoned = isinstance(t, _ZONED_TYPES)
+def _datetime_nanos(x: _Target, value: datetime.datetime, zoned: bool) -> int:
     offset = value.utcoffset()
     if zoned and offset is None:
-        raise _fail(column, t, value, "the column has a time zone: pass an aware datetime")
+        raise x.fail("the column has a time zone: pass an aware datetime")
     if not zoned and offset is not None:
-        raise _fail(column, t, value, "the column is a timestamp without zone: pass a naive one")
+        raise x.fail("the column is a timestamp without zone: pass a naive datetime")
     naive = value.replace(tzinfo=None) - (offset or datetime.timedelta(0))
     days = ymd_to_days(naive.year, naive.month, naive.day)
     of_day = (naive.hour * 3600 + naive.minute * 60 + naive.second) * 10**6 + naive.microsecond
-    return _scale_nanos(
-        column, t, value, (days * MICROS_PER_DAY + of_day) * 1000, LONG_MIN, LONG_MAX
-    )
+    return (days * MICROS_PER_DAY + of_day) * 1000
 
 
-def _to_timestamp(column: str, t: IcebergType, value: Any) -> Any:
+def _to_timestamp(x: _Target) -> Any:
+    value = x.value
     if isinstance(value, bool):
-        raise _fail(column, t, value, "a boolean is not a timestamp")
+        raise x.fail("a boolean is not a timestamp")
     if isinstance(value, int):
-        return _check_range(column, t, value, value, LONG_MIN, LONG_MAX)
+        return _check_range(x, value, LONG_MIN, LONG_MAX)
     if isinstance(value, str):
-        return _timestamp_from_text(column, t, value.strip())
+        return _timestamp_from_text(x, value.strip())
     if isinstance(value, datetime.datetime):
-        return _timestamp_from_datetime(column, t, value)
+        return _scale_nanos(x, _datetime_nanos(x, value, isinstance(x.t, _ZONED_TYPES)))
     if isinstance(value, datetime.date):
-        raise _fail(
-            column, t, value, "a date is not a timestamp; pass a datetime (e.g. at midnight)"
-        )
-    raise _fail(column, t, value, "write an ISO-8601 timestamp string")
+        raise x.fail("a date is not a timestamp; pass a datetime (e.g. at midnight)")
+    raise x.fail("write an ISO-8601 timestamp string")
 
 
-def _to_date(column: str, t: IcebergType, value: Any) -> int:
+def _to_date(x: _Target) -> int:
+    value = x.value
     if isinstance(value, bool):
-        raise _fail(column, t, value, "a boolean is not a date")
+        raise x.fail("a boolean is not a date")
     if isinstance(value, int):
-        return _check_range(column, t, value, value, INT_MIN, INT_MAX)
+        return _check_range(x, value, INT_MIN, INT_MAX)
     if isinstance(value, str):
         m = _DATE_RE.match(value.strip())
         if not m:
-            raise _fail(column, t, value, "it is not an ISO-8601 date such as '2026-01-31'")
-        return _check_range(
-            column, t, value, _parse_date(column, t, value, *m.groups()), INT_MIN, INT_MAX
-        )
+            raise x.fail("it is not an ISO-8601 date such as '2026-01-31'")
+        return _check_range(x, _parse_date(x, m.groups()), INT_MIN, INT_MAX)
     if isinstance(value, datetime.datetime):
         # Java converts a timestamp literal to a date by taking its day (floor).
-        micros = _timestamp_from_datetime(
-            column, TimestamptzType() if value.utcoffset() is not None else TimestampType(), value
-        )
-        return _check_range(column, t, value, micros // MICROS_PER_DAY, INT_MIN, INT_MAX)
+        nanos = _datetime_nanos(x, value, value.utcoffset() is not None)
+        return _check_range(x, nanos // (MICROS_PER_DAY * 1000), INT_MIN, INT_MAX)
     if isinstance(value, datetime.date):
         return ymd_to_days(value.year, value.month, value.day)
-    raise _fail(column, t, value, "write an ISO-8601 date string such as '2026-01-31'")
+    raise x.fail("write an ISO-8601 date string such as '2026-01-31'")
 
 
-def _to_time(column: str, t: IcebergType, value: Any) -> Any:
+def _to_time(x: _Target) -> Any:
+    value = x.value
     lo, hi = 0, MICROS_PER_DAY - 1
     if isinstance(value, bool):
-        raise _fail(column, t, value, "a boolean is not a time")
+        raise x.fail("a boolean is not a time")
     if isinstance(value, int):
-        return _check_range(column, t, value, value, lo, hi)
+        return _check_range(x, value, lo, hi)
     if isinstance(value, str):
         m = _TIME_RE.match(value.strip())
         if not m:
-            raise _fail(column, t, value, "it is not an ISO-8601 time such as '10:15:30'")
-        nanos = _parse_clock(column, t, value, m.groups())
-        return _on_grid(column, t, value, Fraction(nanos), Fraction(1000), lo, hi)
+            raise x.fail("it is not an ISO-8601 time such as '10:15:30'")
+        return _on_grid(x, Fraction(_parse_clock(x, m.groups())), Fraction(1000), lo, hi)
     if isinstance(value, datetime.time):
         if value.utcoffset() is not None:
-            raise _fail(column, t, value, "a time column has no zone: pass a naive time")
+            raise x.fail("a time column has no zone: pass a naive time")
         seconds = value.hour * 3600 + value.minute * 60 + value.second
         return seconds * 10**6 + value.microsecond
-    raise _fail(column, t, value, "write an ISO-8601 time string such as '10:15:30'")
+    raise x.fail("write an ISO-8601 time string such as '10:15:30'")
 
 
-def _to_bytes(column: str, t: IcebergType, value: Any) -> bytes:
+def _to_bytes(x: _Target) -> bytes:
+    value = x.value
     if isinstance(value, bytes | bytearray | memoryview):
         data = bytes(value)
     elif isinstance(value, str):
@@ -326,11 +310,11 @@ def _to_bytes(column: str, t: IcebergType, value: Any) -> bytes:
         try:
             data = bytes.fromhex(value)
         except ValueError:
-            raise _fail(column, t, value, "write bytes, or a hexadecimal string") from None
+            raise x.fail("write bytes, or a hexadecimal string") from None
     else:
-        raise _fail(column, t, value, "write bytes, or a hexadecimal string")
-    if isinstance(t, FixedType) and len(data) != t.length:
-        raise _fail(column, t, value, f"it has {len(data)} bytes, the column holds {t.length}")
+        raise x.fail("write bytes, or a hexadecimal string")
+    if isinstance(x.t, FixedType) and len(data) != x.t.length:
+        raise x.fail(f"it has {len(data)} bytes, the column holds {x.t.length}")
     return data
 
 
@@ -341,27 +325,28 @@ def convert_literal(value: Any, field_type: IcebergType, column: str) -> Any:
     read as the type or is out of its range.
     """
     t = field_type
+    x = _Target(column, t, value)
     if isinstance(t, BooleanType):
         if not isinstance(value, bool):
-            raise _fail(column, t, value, "write true or false")
+            raise x.fail("write true or false")
         return value
     if isinstance(t, IntegerType):
-        return _to_integer(column, t, value, INT_MIN, INT_MAX)
+        return _to_integer(x, INT_MIN, INT_MAX)
     if isinstance(t, LongType):
-        return _to_integer(column, t, value, LONG_MIN, LONG_MAX)
+        return _to_integer(x, LONG_MIN, LONG_MAX)
     if isinstance(t, FloatType | DoubleType):
-        return _to_float(column, t, value)
+        return _to_float(x)
     if isinstance(t, DecimalType):
-        return _to_decimal(column, t, value)
+        return _to_decimal(x, t)
     if isinstance(t, DateType):
-        return _to_date(column, t, value)
+        return _to_date(x)
     if isinstance(t, TimeType):
-        return _to_time(column, t, value)
+        return _to_time(x)
     if isinstance(t, _TIMESTAMP_TYPES):
-        return _to_timestamp(column, t, value)
+        return _to_timestamp(x)
     if isinstance(t, StringType):
         if not isinstance(value, str):
-            raise _fail(column, t, value, "write a quoted string")
+            raise x.fail("write a quoted string")
         return value
     if isinstance(t, UUIDType):
         if isinstance(value, uuid.UUID):
@@ -370,10 +355,10 @@ def convert_literal(value: Any, field_type: IcebergType, column: str) -> Any:
             try:
                 return uuid.UUID(value.strip())
             except ValueError:
-                raise _fail(column, t, value, "it is not a UUID") from None
-        raise _fail(column, t, value, "write a UUID string")
+                raise x.fail("it is not a UUID") from None
+        raise x.fail("write a UUID string")
     if isinstance(t, FixedType | BinaryType):
-        return _to_bytes(column, t, value)
+        return _to_bytes(x)
     raise ValidationError(
         f"column {column!r} has type {t}, which predicates with values do not support; "
         "only IS NULL / IS NOT NULL can test it"

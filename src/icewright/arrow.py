@@ -43,8 +43,8 @@ from icewright.spec.types import (
     StringType,
     StructType,
     TimestampNsType,
-    TimestamptzNsType,
     TimestampType,
+    TimestamptzNsType,
     TimestamptzType,
     TimeType,
     UUIDType,
@@ -131,7 +131,9 @@ def partition_tuples(data: pa.Table, spec: PartitionSpec, schema: Schema) -> lis
         source = schema.find_field(pf.source_id)
         name = schema.column_name(pf.source_id)
         if "." in name:
-            raise ValidationError(f"partitioning by the nested column {name!r} is not supported here")
+            raise ValidationError(
+                f"partitioning by the nested column {name!r} is not supported here"
+            )
         raw = to_iceberg_values(data.column(name), source.field_type)
         columns.append([pf.transform.apply(source.field_type, v) for v in raw])
     return list(zip(*columns, strict=True)) if columns else [()] * data.num_rows
@@ -181,7 +183,7 @@ def write_data_files(
     return out
 
 
-def _write_one(
+def _write_one(  # noqa: PLR0917 - a private helper of write_data_files
     io: FileIO,
     metadata: TableMetadata,
     data_dir: str,

@@ -18,7 +18,7 @@ from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.spec.table_metadata import TableMetadata
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def rows(n: int, day: int = 1, region: str = "eu", start: int = 0) -> list[dict[str, Any]]:
@@ -79,7 +79,10 @@ def test_lost_race_reapplies_on_the_fresh_table(make_table: Callable[..., Table]
     assert loser.committed
     final = loser.table.refresh()
     assert final.metadata.current_snapshot() is not None
-    assert [s.snapshot_id for s in final.metadata.snapshots] == [winner.snapshot_id, loser.snapshot_id]
+    assert [s.snapshot_id for s in final.metadata.snapshots] == [
+        winner.snapshot_id,
+        loser.snapshot_id,
+    ]
     assert loser.summary["total-records"] == "7"
     assert len(live_paths(final)) == 2
 
@@ -186,7 +189,9 @@ def test_bad_files_are_refused_before_anything_is_written(make_table: Callable[.
 
 
 def test_retry_policy_reads_table_properties() -> None:
-    policy = RetryPolicy.from_properties({"commit.retry.num-retries": "2", "commit.retry.min-wait-ms": "5"})
+    policy = RetryPolicy.from_properties(
+        {"commit.retry.num-retries": "2", "commit.retry.min-wait-ms": "5"}
+    )
     assert policy.num_retries == 2 and policy.min_wait_ms == 5
     assert 5 <= policy.backoff_ms(3) <= 20
     with pytest.raises(ValidationError, match="whole number"):

@@ -25,8 +25,8 @@ from icewright.spec.types import (
     LongType,
     NestedField,
     StringType,
-    TimestamptzType,
     TimestampType,
+    TimestamptzType,
     UUIDType,
 )
 
@@ -46,7 +46,9 @@ SCHEMA = Schema(
 
 def _arrow_schema() -> pa.Schema:
     def f(name: str, t: pa.DataType, fid: int, nullable: bool = True) -> pa.Field:
-        return pa.field(name, t, nullable=nullable, metadata={b"PARQUET:field_id": str(fid).encode()})
+        return pa.field(
+            name, t, nullable=nullable, metadata={b"PARQUET:field_id": str(fid).encode()}
+        )
 
     return pa.schema(
         [
@@ -73,9 +75,7 @@ def _rows(n: int) -> pa.Table:
         "price": [Decimal(i * 3 - 100) / 100 for i in range(n)],
         "name": [long_name if i == n - 1 else f"name-{i:04d}" for i in range(n)],
         "ts": [base + dt.timedelta(minutes=i) for i in range(n)],
-        "tstz": [
-            (base + dt.timedelta(hours=i)).replace(tzinfo=dt.timezone.utc) for i in range(n)
-        ],
+        "tstz": [(base + dt.timedelta(hours=i)).replace(tzinfo=dt.UTC) for i in range(n)],
         "day": [dt.date(2025, 12, 1) + dt.timedelta(days=i % 40) for i in range(n)],
         "ok": [i % 2 == 0 for i in range(n)],
         "score": [float("nan") if i == 3 else i / 7 for i in range(n)],
@@ -118,7 +118,11 @@ def _pyiceberg_stats(meta: pq.FileMetaData, properties: dict[str, str]) -> dict[
 @pytest.mark.parametrize("row_group_size", [1000, 37])
 @pytest.mark.parametrize(
     "properties",
-    [{}, {"write.metadata.metrics.default": "full"}, {"write.metadata.metrics.column.name": "truncate(4)"}],
+    [
+        {},
+        {"write.metadata.metrics.default": "full"},
+        {"write.metadata.metrics.column.name": "truncate(4)"},
+    ],
 )
 def test_metrics_agree_with_pyiceberg(
     tmp_path: Path, row_group_size: int, properties: dict[str, str]
@@ -151,7 +155,9 @@ def test_metrics_agree_with_pyiceberg(
 def test_bounds_values_are_true_bounds(tmp_path: Path) -> None:
     table = _rows(50)
     path, meta = _write(tmp_path, table, 13)
-    df = data_file_from_parquet(path, 1, meta, SCHEMA, properties={"write.metadata.metrics.default": "full"})
+    df = data_file_from_parquet(
+        path, 1, meta, SCHEMA, properties={"write.metadata.metrics.default": "full"}
+    )
     lower, upper = df.lower_bounds or {}, df.upper_bounds or {}
     assert values.from_bytes(LongType(), lower[1]) == 0
     assert values.from_bytes(LongType(), upper[1]) == 49
@@ -159,7 +165,9 @@ def test_bounds_values_are_true_bounds(tmp_path: Path) -> None:
     assert values.from_bytes(DecimalType(9, 2), lower[3]) == Decimal("-1.00")
     assert values.from_bytes(DecimalType(9, 2), upper[3]) == Decimal("0.47")
     epoch = dt.datetime(1970, 1, 1)
-    assert values.from_bytes(TimestampType(), lower[5]) == (dt.datetime(2026, 1, 1) - epoch) // dt.timedelta(microseconds=1)
+    assert values.from_bytes(TimestampType(), lower[5]) == (
+        dt.datetime(2026, 1, 1) - epoch
+    ) // dt.timedelta(microseconds=1)
     assert values.from_bytes(UUIDType(), upper[10]) == uuid.UUID(int=49 * 7919)
     # NaN is never a bound; the non-NaN extremes are.
     assert values.from_bytes(DoubleType(), upper[9]) == pytest.approx(49 / 7)
@@ -194,7 +202,11 @@ def test_modes_none_and_counts(tmp_path: Path) -> None:
 def test_max_inferred_columns(tmp_path: Path) -> None:
     path, meta = _write(tmp_path, _rows(10), 1000)
     df = data_file_from_parquet(
-        path, 1, meta, SCHEMA, properties={"write.metadata.metrics.max-inferred-column-defaults": "3"}
+        path,
+        1,
+        meta,
+        SCHEMA,
+        properties={"write.metadata.metrics.max-inferred-column-defaults": "3"},
     )
     assert set((df.value_counts or {}).keys()) == {1, 2, 3}
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from icewright.catalog.base import Table
-from icewright.commit.snapshot_producer import CommitResult, SnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
+from icewright.commit.update import CommitResult
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter

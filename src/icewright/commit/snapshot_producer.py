@@ -1,40 +1,31 @@
 """The shape every snapshot-producing operation shares (spec: "Commit Conflict Resolution
 and Retry"; Iceberg Java's ``SnapshotProducer``).
 
-An operation is a :class:`SnapshotProducer`: :meth:`~SnapshotProducer.apply` is pure
-with respect to the table (it reads metadata and writes only new, uniquely named
-files) and may run again on refreshed metadata; :meth:`~SnapshotProducer.commit` is
-the one retry loop. Leaf operations state only their ``operation``, their
-``validate`` rules and the manifests of the new snapshot.
+A :class:`SnapshotProducer` is a :class:`~icewright.commit.update.PendingUpdate`:
+:meth:`~SnapshotProducer.apply` reads metadata and writes only new, uniquely named
+files, so it may run again on refreshed metadata; the one retry loop is
+:func:`~icewright.commit.update.commit_updates`. Leaf operations state only their
+``operation``, their ``validate`` rules and the manifests of the new snapshot.
 
-Files and outcomes:
-
-* manifests for new files are written once and reused by every attempt;
-* each attempt writes its own manifest list;
-* after success, the manifest lists of losing attempts are deleted;
-* after a definite failure (retries exhausted, or a validation error) every file
-  this commit wrote is deleted;
-* after ``CommitStateUnknown`` (or any unexpected error) nothing is deleted, because
-  the new metadata may already be the table's current state.
+Manifests for new files are written once and reused by every attempt; each attempt
+writes its own manifest list, named after the snapshot id and the attempt.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import secrets
 import time
 import uuid
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 
 from icewright import __version__
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
-from icewright.commit.retry import RetryPolicy
 from icewright.commit.summary import SummaryBuilder, with_totals
-from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError, ValidationError
+from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
+from icewright.errors import ValidationError
 from icewright.manifest.data_file import ManifestFile
 from icewright.manifest.manifest_list import ManifestListWriter
 from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot, Summary
@@ -43,20 +34,6 @@ from icewright.spec.table_metadata import TableMetadata
 log = logging.getLogger(__name__)
 
 WRITE_METADATA_PATH = "write.metadata.path"
-
-
-@dataclass(frozen=True, slots=True)
-class CommitResult:
-    """What a commit did: the snapshot it made (or found, for a repeated commit key)."""
-
-    table: Table
-    snapshot_id: int
-    sequence_number: int
-    operation: Operation | None
-    summary: Mapping[str, str]
-    metadata_location: str
-    committed: bool
-    """False when a snapshot with the same commit key was already on the branch."""
 
 
 def new_snapshot_id() -> int:
@@ -83,7 +60,7 @@ def find_commit_key(metadata: TableMetadata, branch: str, commit_key: str) -> Sn
     return None
 
 
-class SnapshotProducer(ABC):
+class SnapshotProducer(PendingUpdate):
     """Base of the operations that add a snapshot to a branch."""
 
     def __init__(
@@ -111,7 +88,7 @@ class SnapshotProducer(ABC):
     def operation(self) -> Operation:
         """The snapshot's operation."""
 
-    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:  # noqa: B027
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         """Raise ``ValidationError`` if this operation conflicts with ``base``."""
 
     @abstractmethod
@@ -192,69 +169,20 @@ class SnapshotProducer(ABC):
             self.snapshot_id, self.branch, timestamp_ms=now
         )
 
-    def commit(self) -> CommitResult:
-        """Apply and swap the catalog pointer, retrying lost races per ``commit.retry.*``."""
-        policy = RetryPolicy.from_properties(self._table.metadata.properties)
-        committed_list: list[str] = []
+    def already_committed(self, base: TableMetadata) -> Snapshot | None:
+        if self.commit_key is None:
+            return None
+        return find_commit_key(base, self.branch, self.commit_key)
 
-        def attempt(n: int) -> CommitResult:
-            table = self._table if n == 1 else self._table.refresh()
-            self._table = table
-            if self.commit_key is not None:
-                found = find_commit_key(table.metadata, self.branch, self.commit_key)
-                if found is not None:
-                    return _result(table, found, committed=False)
-            # The committer records the base file in the metadata log (as Java's builder
-            # does), so the handle returned below holds exactly what the catalog stores.
-            new_metadata = self.apply(table.metadata).with_previous_metadata(
-                table.metadata_location, table.metadata.last_updated_ms
-            )
-            try:
-                location = table.catalog.commit_table(
-                    table.identifier, table.metadata_location, new_metadata
-                )
-            except CommitFailed:
-                log.info("commit of snapshot %s lost a race (attempt %d)", self.snapshot_id, n)
-                raise
-            committed_list.append(self._manifest_lists[-1])
-            new_table = dataclasses.replace(
-                table, metadata=new_metadata, metadata_location=location
-            )
-            self._table = new_table
-            snapshot = new_metadata.snapshot_by_id(self.snapshot_id)
-            assert snapshot is not None
-            return _result(new_table, snapshot, committed=True)
+    def result_snapshot(self, metadata: TableMetadata) -> Snapshot | None:
+        return metadata.snapshot_by_id(self.snapshot_id)
 
-        try:
-            result = policy.run(attempt)
-        except CommitStateUnknown:
-            log.warning(
-                "the outcome of snapshot %s is unknown: keeping every file it wrote",
-                self.snapshot_id,
-            )
-            raise
-        except (CommitFailed, IcewrightError):
-            self._delete(self._manifest_lists + self._written_manifests)
-            raise
-        self._delete([p for p in self._manifest_lists if p not in committed_list])
-        if not result.committed:
-            self._delete(self._written_manifests)
-        return result
+    def files_written(self) -> Sequence[str]:
+        return [*self._manifest_lists, *self._written_manifests]
 
-    def _delete(self, paths: list[str]) -> None:
-        if not paths:
-            return
-        for path, error in self._table.io.delete_many(paths):
-            log.warning("could not delete uncommitted file %s: %s", path, error)
+    def files_not_committed(self) -> Sequence[str]:
+        return self._manifest_lists[:-1]
 
-
-def _result(table: Table, snapshot: Snapshot, *, committed: bool) -> CommitResult:
-    return CommitResult(
-        table=table,
-        snapshot_id=snapshot.snapshot_id,
-        sequence_number=snapshot.sequence_number,
-        operation=snapshot.operation,
-        summary=dict(snapshot.summary or {}),
-        metadata_location=table.metadata_location,
-        committed=committed,
-    )
+    def commit(self, table: Table | None = None) -> CommitResult:
+        """Commit this operation alone (on ``table``, or the table it was built on)."""
+        return commit_updates(table or self._table, [self])

@@ -208,9 +208,7 @@ class SummaryBuilder:
         return out
 
 
-def with_totals(
-    summary: Mapping[str, str], previous: Mapping[str, str] | None
-) -> dict[str, str]:
+def with_totals(summary: Mapping[str, str], previous: Mapping[str, str] | None) -> dict[str, str]:
     """Add the ``total-*`` keys carried forward from the parent snapshot's summary.
 
     A table's first snapshot starts every total at 0. A parent without a total

@@ -256,7 +256,9 @@ def _must_match(m: _Metrics, pred: BoundPredicate) -> bool:
 def _negative_must_match(m: _Metrics, pred: BoundPredicate) -> bool:
     """``!=``, ``NOT IN`` and ``NOT STARTS WITH``: true for null and NaN values too."""
     fid, op = pred.term.field_id, pred.op
-    if m.contains_nulls_only(fid) or (op is not Operation.NOT_STARTS_WITH and m.contains_nans_only(fid)):
+    if m.contains_nulls_only(fid) or (
+        op is not Operation.NOT_STARTS_WITH and m.contains_nans_only(fid)
+    ):
         return True
     lower, upper = m.lower(pred), m.upper(pred)
     if op is Operation.NOT_STARTS_WITH:

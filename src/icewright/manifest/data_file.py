@@ -90,7 +90,7 @@ class EntryStatus(IntEnum):
     DELETED = 2
 
 
-def _frozen_map(value: Mapping[int, Any] | None, what: str) -> Mapping[int, Any] | None:
+def _copy_map(value: Mapping[int, Any] | None, what: str) -> Mapping[int, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -179,7 +179,7 @@ class DataFile:
             "lower_bounds",
             "upper_bounds",
         ):
-            set_(self, name, _frozen_map(getattr(self, name), f"{self.file_path}: {name}"))
+            set_(self, name, _copy_map(getattr(self, name), f"{self.file_path}: {name}"))
         set_(self, "split_offsets", _int_tuple(self.split_offsets, "split_offsets"))
         set_(self, "equality_ids", _int_tuple(self.equality_ids, "equality_ids"))
         if self.content is FileContent.EQUALITY_DELETES and not self.equality_ids:

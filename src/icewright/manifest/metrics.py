@@ -16,6 +16,7 @@ unknown (absent) rather than guessed: the spec reads a missing count as unknown.
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from collections.abc import Iterator, Mapping
@@ -314,7 +315,7 @@ def _physical_to_value(t: IcebergType, column: Any, raw: Any, *, lower: bool) ->
         return int(raw) if physical in ("INT32", "INT64") else None
     if isinstance(t, FloatType | DoubleType):
         v = float(raw)
-        if v != v:  # NaN never bounds a column (spec: bounds exclude NaN)
+        if math.isnan(v):  # NaN never bounds a column (spec: bounds exclude NaN)
             return None
         # Parquet may have dropped the sign of zero: widen to keep the bound true.
         if v == 0.0:

@@ -1,0 +1,154 @@
+"""Pending updates and the one commit loop (spec: "Commit Conflict Resolution and Retry").
+
+Every change to a table is a :class:`PendingUpdate`, shaped like Iceberg Java's:
+:meth:`~PendingUpdate.apply` turns base metadata into new metadata, is pure with
+respect to the table, and may run again on refreshed metadata; it raises
+``ValidationError`` when the change no longer holds on that base. The single retry
+loop, :func:`commit_updates`, applies one or more updates in order on the latest
+metadata, asks the catalog to swap the pointer, and retries only a lost race.
+
+Cleanup follows the three outcomes:
+
+* success: each update deletes what its losing attempts wrote;
+* definite failure (retries exhausted, validation): each update deletes every
+  file it wrote;
+* ``CommitStateUnknown`` or an unexpected error: nothing is deleted, because the new
+  metadata may already be the table's current state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from icewright.catalog.base import Table
+from icewright.commit.retry import RetryPolicy
+from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError
+from icewright.io.base import FileIO
+from icewright.spec.snapshots import Operation, Snapshot
+from icewright.spec.table_metadata import TableMetadata
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """What a commit did.
+
+    For a snapshot-producing update, ``snapshot_id`` and its fields describe the new
+    snapshot (or the one found for a repeated commit key, with ``committed`` False).
+    For metadata-only updates they describe the table's current snapshot, if any.
+    """
+
+    table: Table
+    metadata_location: str
+    committed: bool
+    snapshot_id: int | None = None
+    sequence_number: int | None = None
+    operation: Operation | None = None
+    summary: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def for_snapshot(
+        cls, table: Table, snapshot: Snapshot | None, *, committed: bool
+    ) -> CommitResult:
+        return cls(
+            table=table,
+            metadata_location=table.metadata_location,
+            committed=committed,
+            snapshot_id=snapshot.snapshot_id if snapshot else None,
+            sequence_number=snapshot.sequence_number if snapshot else None,
+            operation=snapshot.operation if snapshot else None,
+            summary=dict(snapshot.summary or {}) if snapshot else {},
+        )
+
+
+class PendingUpdate(ABC):
+    """One change to a table, applied afresh on every commit attempt."""
+
+    @abstractmethod
+    def apply(self, base: TableMetadata) -> TableMetadata:
+        """The new metadata; raises ``ValidationError`` if the change conflicts with ``base``."""
+
+    def already_committed(self, base: TableMetadata) -> Snapshot | None:
+        """The snapshot that shows this update is already on the table (commit keys)."""
+        return None
+
+    def result_snapshot(self, metadata: TableMetadata) -> Snapshot | None:
+        """The snapshot a successful commit should report (default: the current one)."""
+        return metadata.current_snapshot()
+
+    def files_written(self) -> Sequence[str]:
+        """Every file this update wrote so far, for cleanup after a definite failure."""
+        return ()
+
+    def files_not_committed(self) -> Sequence[str]:
+        """After success: the files of losing attempts that no metadata references."""
+        return ()
+
+    def commit(self, table: Table) -> CommitResult:
+        """Commit this update alone."""
+        return commit_updates(table, [self])
+
+
+def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResult:
+    """Apply ``updates`` in order on the latest metadata and swap the catalog pointer.
+
+    Retries lost races per the table's ``commit.retry.*`` properties. If the last
+    update reports its work is already on the table (a repeated commit key), nothing is
+    committed and that snapshot is returned.
+    """
+    if not updates:
+        raise ValueError("commit_updates needs at least one update")
+    policy = RetryPolicy.from_properties(table.metadata.properties)
+    current = table
+
+    def attempt(n: int) -> CommitResult:
+        nonlocal current
+        if n > 1:
+            current = current.refresh()
+        base = current.metadata
+        found = updates[-1].already_committed(base)
+        if found is not None:
+            return CommitResult.for_snapshot(current, found, committed=False)
+        new = base
+        for update in updates:
+            new = update.apply(new)
+        # The committer records the base file in the metadata log (as Java's builder
+        # does), so the returned handle holds exactly what the catalog stores.
+        new = new.with_previous_metadata(current.metadata_location, base.last_updated_ms)
+        try:
+            location = current.catalog.commit_table(
+                current.identifier, current.metadata_location, new
+            )
+        except CommitFailed:
+            log.info("commit to %s lost a race (attempt %d)", current.identifier, n)
+            raise
+        current = dataclasses.replace(current, metadata=new, metadata_location=location)
+        return CommitResult.for_snapshot(current, updates[-1].result_snapshot(new), committed=True)
+
+    try:
+        result = policy.run(attempt)
+    except CommitStateUnknown:
+        log.warning("the outcome of a commit to %s is unknown: keeping its files", table.identifier)
+        raise
+    except IcewrightError:
+        # CommitFailed after the last retry, or a validation error: nothing references
+        # what these updates wrote.
+        _delete(table.io, (p for u in updates for p in u.files_written()))
+        raise
+    if result.committed:
+        _delete(table.io, (p for u in updates for p in u.files_not_committed()))
+    else:
+        _delete(table.io, (p for u in updates for p in u.files_written()))
+    return result
+
+
+def _delete(io: FileIO, paths: Iterable[str]) -> None:
+    unique = list(dict.fromkeys(paths))
+    if unique:
+        for path, error in io.delete_many(unique):
+            log.warning("could not delete uncommitted file %s: %s", path, error)

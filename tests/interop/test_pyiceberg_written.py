@@ -102,7 +102,7 @@ def _tuples(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 # The first example metadata file of the view spec ("Appendix"/examples section of
 # iceberg-view-spec.md), verbatim in content.
-SPEC_VIEW_EXAMPLE = {
+SPEC_VIEW_EXAMPLE: dict[str, Any] = {
     "view-uuid": "fa6506c3-7681-40c8-86dc-e36561f83385",
     "format-version": 1,
     "location": "s3://bucket/warehouse/default.db/event_agg",
@@ -193,6 +193,14 @@ def java(
                 snapshot_id=manifest.added_snapshot_id or 0,
                 sequence_number=manifest.sequence_number,
                 spec_id=manifest.partition_spec_id,
+            ),
+            "manifest_with_specs": batch.read_manifest(
+                manifest.manifest_path,
+                snapshot_id=manifest.added_snapshot_id or 0,
+                sequence_number=manifest.sequence_number,
+                spec_id=manifest.partition_spec_id,
+                schema_json=json.loads(table.schema().model_dump_json()),
+                specs_json=[json.loads(table.spec().model_dump_json())],
             ),
             "scan": batch.scan(location),
             "scan_first": batch.scan(location, snapshot_id=first.snapshot_id),
@@ -322,6 +330,9 @@ def test_java_reads_standalone_manifest_list_and_manifest(
         m for m in java["manifests"].value["manifests"] if m["path"] == expected[0].manifest_path
     )
     assert alone["entries"] == through_table["entries"]
+    # ... and so does reading it with the specs bound to the table schema (pyiceberg's JSON).
+    assert java["manifest_with_specs"].value["entries"] == through_table["entries"]
+    assert alone["manifest"]["added_snapshot_id"] == expected[0].added_snapshot_id
 
 
 def test_java_scans_pyiceberg_rows(java: dict[str, Pending[Any]]) -> None:

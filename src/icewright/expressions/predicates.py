@@ -656,7 +656,8 @@ def literal_to_sql(value: Any) -> str:
             return _quote_string(text)
         return text if "e" in text else text + "e0"
     if isinstance(value, Decimal):
-        return f"{value:f}"
+        text = f"{value:f}"
+        return text if "." in text else text + "."  # a point keeps it a decimal
     if isinstance(value, str):
         return _quote_string(value)
     if isinstance(value, bytes):

@@ -261,3 +261,17 @@ def test_bad_uri_and_missing_directory(tmp_path: Path) -> None:
         SqlCatalog("x", "not a url", str(tmp_path))
     with pytest.raises(ValidationError, match="does not exist"):
         SqlCatalog("x", f"sqlite:///{tmp_path}/missing/dir/c.db", str(tmp_path))
+
+
+def test_namespace_location_property_places_tables(sql: SqlCatalog, tmp_path: Path) -> None:
+    sql.create_namespace("db", {"location": str(tmp_path / "custom")})
+    sql.create_namespace("plain")
+    assert sql.create_table("db.t", SCHEMA).location == str(tmp_path / "custom" / "t")
+    assert sql.create_table("plain.t", SCHEMA).location == f"{sql.warehouse}/plain/t"
+
+
+def test_unsupported_location_scheme_is_refused(sql: SqlCatalog) -> None:
+    sql.create_namespace("db")
+    with pytest.raises(ValidationError, match="Unsupported location"):
+        sql.create_table("db.t", SCHEMA, location="hdfs://nn/warehouse/t")
+    assert sql.list_tables("db") == []

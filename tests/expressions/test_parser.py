@@ -56,7 +56,10 @@ OPERATORS: list[tuple[str, Expression]] = [
     ("name not like 'abc'", not_equal("name", "abc")),
     ("name like '50\\%\\_%'", starts_with("name", "50%_")),
     ("x BETWEEN 1 AND 5", and_(greater_than_or_equal("x", 1), less_than_or_equal("x", 5))),
-    ("x not between 1 and 5", or_(less_than("x", 1), greater_than("x", 5))),
+    (
+        "x not between 1 and 5",
+        not_(and_(greater_than_or_equal("x", 1), less_than_or_equal("x", 5))),
+    ),
     ("3 < x", greater_than("x", 3)),
     ("'a' = x", equal("x", "a")),
     ("-2 >= x", less_than_or_equal("x", -2)),
@@ -179,7 +182,7 @@ ERRORS = [
     ("x = 12abc", 4, "quote the column"),
     ("a. = 1", 3, "a column name"),
     ("`` = 1", 0, "cannot be empty"),
-    ("3 + x", 2, "a number after '+'"),
+    ("3 + x", 2, "a comparison operator after the value"),
     ("3 x", 2, "a comparison operator"),
 ]
 

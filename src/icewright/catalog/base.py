@@ -18,12 +18,12 @@ Resolution and Retry"). :meth:`Catalog.commit_table` raises exactly one of
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import types
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from icewright.catalog.identifier import Identifier, Namespace, parse_namespace
 from icewright.catalog.metadata_files import read_table_metadata, write_new_metadata
@@ -34,7 +34,9 @@ from icewright.errors import (
     NoSuchNamespace,
     NoSuchTable,
     NoSuchView,
+    TableAlreadyExists,
     ValidationError,
+    ViewAlreadyExists,
 )
 from icewright.io import S3_SCHEMES, FileIO, load_file_io
 from icewright.io.base import uri_scheme
@@ -44,9 +46,13 @@ from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
 from icewright.spec.table_metadata import TableMetadata, new_table_metadata
 from icewright.spec.view_metadata import ViewMetadata
 
-__all__ = ["Catalog", "PropertiesUpdate", "Table", "View"]
+__all__ = ["TABLE", "VIEW", "Catalog", "PropertiesUpdate", "Table", "View"]
 
 logger = logging.getLogger(__name__)
+
+TABLE = "table"
+VIEW = "view"
+"""The two kinds of catalog entry, as the implementations name them."""
 
 IdentifierLike = str | Sequence[str] | Identifier
 NamespaceLike = str | Sequence[str]
@@ -149,6 +155,8 @@ class Catalog(ABC):
                 f"catalog name must be a non-empty string of at most 255 characters, got {name!r}"
             )
         self._name = name
+        if warehouse and uri_scheme(warehouse) is None:
+            warehouse = os.path.abspath(warehouse)  # FileIO takes absolute paths only
         self._warehouse = warehouse.rstrip("/") if len(warehouse) > 1 else warehouse
         self._properties: Mapping[str, str] = types.MappingProxyType(
             {**check_properties(properties, "catalog property"), "warehouse": self._warehouse}
@@ -174,7 +182,13 @@ class Catalog(ABC):
     def file_io(self, location: str | None = None) -> FileIO:
         """The FileIO for ``location`` (default: the warehouse), built from the properties."""
         target = location or self._warehouse
-        key = "s3" if uri_scheme(target) in S3_SCHEMES else "local"
+        scheme = uri_scheme(target)
+        if scheme in S3_SCHEMES:
+            key = "s3"
+        elif scheme in (None, "file"):
+            key = "local"
+        else:
+            return load_file_io(target, self._properties)  # raises a clear error
         with self._io_lock:
             io = self._io_cache.get(key)
             if io is None:
@@ -229,10 +243,13 @@ class Catalog(ABC):
 
     def _require_namespace(self, namespace: Namespace) -> None:
         if not self.namespace_exists(namespace):
-            raise NoSuchNamespace(
-                f"namespace {'.'.join(namespace)!r} does not exist in catalog {self._name!r}; "
-                "create it first with create_namespace"
-            )
+            raise self._missing_namespace(namespace)
+
+    def _missing_namespace(self, namespace: Namespace) -> NoSuchNamespace:
+        return NoSuchNamespace(
+            f"namespace {'.'.join(namespace)!r} does not exist in catalog {self._name!r}; "
+            "create it first with create_namespace"
+        )
 
     # --- tables --------------------------------------------------------------
 
@@ -423,6 +440,16 @@ class Catalog(ABC):
             ) from e
 
 
+def no_such(kind: str, message: str) -> NoSuchTable | NoSuchView:
+    """The not-found error for ``kind`` (:data:`TABLE` or :data:`VIEW`)."""
+    return NoSuchView(message) if kind == VIEW else NoSuchTable(message)
+
+
+def already_exists(kind: str, message: str) -> TableAlreadyExists | ViewAlreadyExists:
+    """The name-taken error for ``kind`` (:data:`TABLE` or :data:`VIEW`)."""
+    return ViewAlreadyExists(message) if kind == VIEW else TableAlreadyExists(message)
+
+
 def delete_quietly(io: FileIO, location: str) -> None:
     """Delete a file this commit attempt wrote; a failure is only logged."""
     try:
@@ -449,13 +476,3 @@ def table_handle(
 def view_handle(catalog: Catalog, ident: Identifier, metadata: ViewMetadata, location: str) -> View:
     """A :class:`View` with the FileIO for its location."""
     return View(ident, metadata, location, catalog.file_io(metadata.location), catalog)
-
-
-def describe(kind: str, ident: Identifier) -> str:
-    """``table 'db.t'`` for messages."""
-    return f"{kind} {str(ident)!r}"
-
-
-def any_of(*values: Any) -> Any:
-    """The first value that is not None."""
-    return next((v for v in values if v is not None), None)

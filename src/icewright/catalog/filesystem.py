@@ -40,14 +40,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from icewright.catalog.base import (
+    TABLE,
+    VIEW,
     Catalog,
     IdentifierLike,
     NamespaceLike,
     PropertiesUpdate,
     Table,
     View,
+    already_exists,
     check_properties,
     namespace_of,
+    no_such,
     plan_properties_update,
     table_handle,
     view_handle,
@@ -74,12 +78,7 @@ from icewright.errors import (
     NamespaceAlreadyExists,
     NamespaceNotEmpty,
     NoSuchFile,
-    NoSuchNamespace,
-    NoSuchTable,
-    NoSuchView,
-    TableAlreadyExists,
     ValidationError,
-    ViewAlreadyExists,
 )
 from icewright.io import S3_SCHEMES
 from icewright.io.base import uri_scheme
@@ -96,8 +95,6 @@ VERSION_HINT = "version-hint.text"
 NAMESPACE_FILE = ".namespace.json"
 """Namespace properties (and the existence marker on object stores)."""
 
-_TABLE, _VIEW = "table", "view"
-
 
 class FileSystemCatalog(Catalog):
     """Tables and views in directories under a warehouse (local path, ``file:`` or ``s3://``).
@@ -112,8 +109,6 @@ class FileSystemCatalog(Catalog):
             raise ValidationError(
                 "FileSystemCatalog needs a warehouse (a directory path or an s3:// URI)"
             )
-        if uri_scheme(warehouse) is None:
-            warehouse = os.path.abspath(warehouse)
         super().__init__(name, warehouse, properties)
         self._io = self.file_io(self.warehouse)
         self._local = uri_scheme(self.warehouse) not in S3_SCHEMES
@@ -226,13 +221,6 @@ class FileSystemCatalog(Catalog):
             return True
         return self._has_anything(directory) and not self._is_object_dir(directory)
 
-    def _require(self, ns: Namespace) -> None:
-        if not self.namespace_exists(ns):
-            raise NoSuchNamespace(
-                f"namespace {'.'.join(ns)!r} does not exist in {self.warehouse}; "
-                "create it first with create_namespace"
-            )
-
     def create_namespace(
         self, namespace: NamespaceLike, properties: Mapping[str, str] | None = None
     ) -> None:
@@ -255,7 +243,7 @@ class FileSystemCatalog(Catalog):
         """Child directories of ``parent`` that are neither tables nor views."""
         ns = namespace_of(parent, allow_root=True)
         if ns:
-            self._require(ns)
+            self._require_namespace(ns)
         out: list[Namespace] = []
         for name in sorted(self._child_dirs(self._path(*ns))):
             if not _valid_level(name):
@@ -267,7 +255,7 @@ class FileSystemCatalog(Catalog):
     def load_namespace_properties(self, namespace: NamespaceLike) -> dict[str, str]:
         """The properties stored in ``.namespace.json`` (empty without one)."""
         ns = namespace_of(namespace)
-        self._require(ns)
+        self._require_namespace(ns)
         return self._read_properties(ns)
 
     def _read_properties(self, ns: Namespace) -> dict[str, str]:
@@ -293,7 +281,7 @@ class FileSystemCatalog(Catalog):
     ) -> PropertiesUpdate:
         """Rewrite ``.namespace.json`` (read-modify-write; last writer wins)."""
         ns = namespace_of(namespace)
-        self._require(ns)
+        self._require_namespace(ns)
         result, summary = plan_properties_update(self._read_properties(ns), removals, updates)
         self._io.write(self._marker(ns), _namespace_json(result))
         return summary
@@ -301,7 +289,7 @@ class FileSystemCatalog(Catalog):
     def drop_namespace(self, namespace: NamespaceLike) -> None:
         """Delete an empty namespace's marker and directory."""
         ns = namespace_of(namespace)
-        self._require(ns)
+        self._require_namespace(ns)
         directory = self._path(*ns)
         marker = self._marker(ns)
         children = self._child_dirs(directory)
@@ -339,20 +327,25 @@ class FileSystemCatalog(Catalog):
                 "catalog.default_table_location(identifier)"
             )
 
-    def _create_first(self, ident: Identifier, data: bytes, kind: str, props: Any) -> str:
-        """Create ``v1`` for a new table or view; return its location."""
-        self._require(ident.namespace)
+    def _create_first(
+        self,
+        ident: Identifier,
+        kind: str,
+        props: Mapping[str, str],
+        content: Callable[[str], bytes],
+    ) -> str:
+        """Create ``v1`` (with ``content(location)``) for a new table or view."""
+        self._require_namespace(ident.namespace)
         directory = self._dir(ident)
-        taken = TableAlreadyExists if kind == _TABLE else ViewAlreadyExists
         if self._is_object_dir(directory):
-            raise taken(f"a table or view named {str(ident)!r} already exists")
+            raise already_exists(kind, f"a table or view named {str(ident)!r} already exists")
         if self.namespace_exists(ident.levels):
-            raise taken(f"{str(ident)!r} is a namespace; a {kind} cannot have its name")
+            raise already_exists(kind, f"{str(ident)!r} is a namespace; a {kind} cannot have it")
         location = hadoop_metadata_location(directory + "/metadata", 1, props)
         try:
-            self._io.create(location, data)
+            self._io.create(location, content(location))
         except FileAlreadyExists as e:
-            raise taken(f"a table or view named {str(ident)!r} already exists") from e
+            raise already_exists(kind, f"a table or view named {str(ident)!r} exists") from e
         self._write_hint(directory, 1)
         return location
 
@@ -362,11 +355,15 @@ class FileSystemCatalog(Catalog):
         """Create ``<warehouse>/<ns>/<table>/metadata/v1.metadata.json``."""
         ident = Identifier.parse(identifier)
         metadata = self._check_table_metadata(metadata)
-        self._check_location(ident, metadata.location, _TABLE)
-        path = hadoop_metadata_location("", 1, metadata.properties)
-        data = encode_metadata(metadata, path)
-        location = self._create_first(ident, data, _TABLE, metadata.properties)
-        return table_handle(self, ident, metadata, location)
+        return table_handle(self, ident, metadata, self._create_from(ident, TABLE, metadata))
+
+    def _create_from(
+        self, ident: Identifier, kind: str, metadata: TableMetadata | ViewMetadata
+    ) -> str:
+        self._check_location(ident, metadata.location, kind)
+        return self._create_first(
+            ident, kind, metadata.properties, lambda location: encode_metadata(metadata, location)
+        )
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
         """Copy the metadata file's JSON into the table directory as ``v1.metadata.json``."""
@@ -380,30 +377,30 @@ class FileSystemCatalog(Catalog):
         if not isinstance(document, dict):
             raise InvalidMetadata(f"metadata file {metadata_location} is not a JSON object")
         metadata = table_metadata_from_document(document, metadata_location)
-        location = self._create_first(ident, data, _TABLE, {})
+        location = self._create_first(ident, TABLE, {}, lambda _location: data)
         return table_handle(self, ident, metadata, location)
 
     def _load(self, ident: Identifier, kind: str) -> tuple[int, str, dict[str, Any]]:
         loaded = self._load_document(ident)
-        if loaded is None or is_view_document(loaded[2]) != (kind == _VIEW):
-            why = "" if loaded is None else f" (it is a {_VIEW if kind == _TABLE else _TABLE})"
+        if loaded is None or is_view_document(loaded[2]) != (kind == VIEW):
+            why = "" if loaded is None else f" (it is a {VIEW if kind == TABLE else TABLE})"
             message = f"{kind} {str(ident)!r} does not exist in {self.warehouse}{why}"
-            raise NoSuchView(message) if kind == _VIEW else NoSuchTable(message)
+            raise no_such(kind, message)
         return loaded
 
     def load_table(self, identifier: IdentifierLike) -> Table:
         """Find the newest ``v<N>`` (hint, probe, or listing) and read it."""
         ident = Identifier.parse(identifier)
-        _, path, document = self._load(ident, _TABLE)
+        _, path, document = self._load(ident, TABLE)
         return table_handle(self, ident, table_metadata_from_document(document, path), path)
 
     def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
         """Child directories holding a table (their newest metadata is read)."""
-        return self._list(namespace, _TABLE)
+        return self._list(namespace, TABLE)
 
     def _list(self, namespace: NamespaceLike, kind: str) -> list[Identifier]:
         ns = namespace_of(namespace)
-        self._require(ns)
+        self._require_namespace(ns)
         out: list[Identifier] = []
         for name in sorted(self._child_dirs(self._path(*ns))):
             if not _valid_level(name):
@@ -414,14 +411,14 @@ class FileSystemCatalog(Catalog):
             except InvalidMetadata:
                 loaded = None
                 logger.warning("skipping %s: its metadata is unreadable", ident)
-            if loaded is not None and is_view_document(loaded[2]) == (kind == _VIEW):
+            if loaded is not None and is_view_document(loaded[2]) == (kind == VIEW):
                 out.append(ident)
         return out
 
     def drop_table(self, identifier: IdentifierLike, purge: bool = False) -> None:
         """Delete the table's directory; with ``purge`` also files it references elsewhere."""
         ident = Identifier.parse(identifier)
-        _, path, document = self._load(ident, _TABLE)
+        _, path, document = self._load(ident, TABLE)
         extra: list[str] = []
         if purge:
             try:
@@ -537,7 +534,7 @@ class FileSystemCatalog(Catalog):
         """Create ``v<N+1>.metadata.json`` if the base is the current ``v<N>``."""
         ident = Identifier.parse(identifier)
         new_metadata = self._check_table_metadata(new_metadata)
-        self._check_location(ident, new_metadata.location, _TABLE)
+        self._check_location(ident, new_metadata.location, TABLE)
         io = self.file_io(new_metadata.location)
 
         def make(document: dict[str, Any], path: str) -> TableMetadata:
@@ -545,7 +542,7 @@ class FileSystemCatalog(Catalog):
             base = table_metadata_from_document(document, path)
             return self._with_base_in_log(io, base_metadata_location, new_metadata, base)
 
-        return self._commit(ident, _TABLE, base_metadata_location, make, new_metadata.properties)
+        return self._commit(ident, TABLE, base_metadata_location, make, new_metadata.properties)
 
     # --- views -------------------------------------------------------------------
 
@@ -553,22 +550,17 @@ class FileSystemCatalog(Catalog):
         """Create ``<warehouse>/<ns>/<view>/metadata/v1.metadata.json``."""
         ident = Identifier.parse(identifier)
         metadata = self._check_view_metadata(metadata)
-        self._check_location(ident, metadata.location, _VIEW)
-        path = hadoop_metadata_location("", 1, metadata.properties)
-        location = self._create_first(
-            ident, encode_metadata(metadata, path), _VIEW, metadata.properties
-        )
-        return view_handle(self, ident, metadata, location)
+        return view_handle(self, ident, metadata, self._create_from(ident, VIEW, metadata))
 
     def load_view(self, identifier: IdentifierLike) -> View:
         """Find the newest ``v<N>`` of a view and read it."""
         ident = Identifier.parse(identifier)
-        _, path, document = self._load(ident, _VIEW)
+        _, path, document = self._load(ident, VIEW)
         return view_handle(self, ident, view_metadata_from_document(document, path), path)
 
     def list_views(self, namespace: NamespaceLike) -> list[Identifier]:
         """Child directories holding a view."""
-        return self._list(namespace, _VIEW)
+        return self._list(namespace, VIEW)
 
     def commit_view(
         self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: ViewMetadata
@@ -576,10 +568,10 @@ class FileSystemCatalog(Catalog):
         """Create the view's ``v<N+1>.metadata.json`` if the base is the current ``v<N>``."""
         ident = Identifier.parse(identifier)
         new_metadata = self._check_view_metadata(new_metadata)
-        self._check_location(ident, new_metadata.location, _VIEW)
+        self._check_location(ident, new_metadata.location, VIEW)
         return self._commit(
             ident,
-            _VIEW,
+            VIEW,
             base_metadata_location,
             lambda _document, _path: new_metadata,
             new_metadata.properties,
@@ -588,7 +580,7 @@ class FileSystemCatalog(Catalog):
     def drop_view(self, identifier: IdentifierLike) -> None:
         """Delete the view's directory."""
         ident = Identifier.parse(identifier)
-        self._load(ident, _VIEW)
+        self._load(ident, VIEW)
         self._delete_directory(self._dir(ident))
 
 

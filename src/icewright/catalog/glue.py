@@ -9,7 +9,7 @@ read together with the base pointer: Glue refuses the update with
 
 Views have no standard Glue form (Iceberg Java's GlueCatalog does not support
 views). icewright stores them as Iceberg Java's Hive catalog stores Iceberg
-views in a metastore: ``TableType=VIRTUAL_VIEW`` with ``table_type=ICEBERG-VIEW``
+views in a metastore: ``TableType=VIRTUALVIEW`` with ``table_type=ICEBERG-VIEW``
 and the same ``metadata_location`` parameters.
 
 Names must be lower case letters, digits and ``_`` (Glue lower-cases names;
@@ -24,29 +24,23 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from icewright.catalog.base import (
-    Catalog,
+    TABLE,
+    VIEW,
     IdentifierLike,
     NamespaceLike,
     PropertiesUpdate,
     Table,
-    View,
+    already_exists,
     check_properties,
     delete_quietly,
     namespace_of,
+    no_such,
     plan_properties_update,
-    table_handle,
-    view_handle,
 )
 from icewright.catalog.glue_columns import glue_columns
 from icewright.catalog.identifier import Identifier, Namespace
-from icewright.catalog.metadata_files import (
-    metadata_dir,
-    missing_metadata,
-    next_pointer_metadata_location,
-    read_table_metadata,
-    read_view_metadata,
-    write_new_metadata,
-)
+from icewright.catalog.metadata_files import read_table_metadata
+from icewright.catalog.metastore import Metadata, MetastoreCatalog
 from icewright.catalog.purge import purge_table_files
 from icewright.errors import (
     CommitFailed,
@@ -58,10 +52,8 @@ from icewright.errors import (
     NoSuchFile,
     NoSuchNamespace,
     NoSuchTable,
-    NoSuchView,
     TableAlreadyExists,
     ValidationError,
-    ViewAlreadyExists,
 )
 from icewright.io import FileIO
 from icewright.spec.table_metadata import TableMetadata
@@ -75,12 +67,11 @@ TABLE_TYPE_PARAM = "table_type"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 ICEBERG = "ICEBERG"
-ICEBERG_VIEW = "ICEBERG-VIEW"
+ICEBERGVIEW = "ICEBERG-VIEW"
 
-_TABLE, _VIEW = "table", "view"
 _NAME = re.compile(r"[a-z0-9_]+")
 _MAX_DATABASE_NAME = 252
-_TABLE_INPUT_KEYS = (
+TABLE_INPUT_KEYS = (
     "Description",
     "Owner",
     "Retention",
@@ -136,10 +127,10 @@ def _definite_refusal(error: BaseException) -> bool:
 
 def _kind(glue_table: Mapping[str, Any]) -> str | None:
     kind = str(glue_table.get("Parameters", {}).get(TABLE_TYPE_PARAM, "")).upper()
-    return {ICEBERG: _TABLE, ICEBERG_VIEW: _VIEW}.get(kind)
+    return {ICEBERG: TABLE, ICEBERGVIEW: VIEW}.get(kind)
 
 
-class GlueCatalog(Catalog):
+class GlueCatalog(MetastoreCatalog):
     """Iceberg tables and views in the AWS Glue Data Catalog.
 
     Properties: ``glue.region``, ``glue.endpoint``, ``glue.access-key-id``,
@@ -252,7 +243,7 @@ class GlueCatalog(Catalog):
             if found is not None:
                 other = _kind(found)
                 message += f" (it is {'a ' + other if other else 'not an Iceberg table or view'})"
-            raise NoSuchView(message) if kind == _VIEW else NoSuchTable(message)
+            raise no_such(kind, message)
         if not found.get("Parameters", {}).get(METADATA_LOCATION):
             raise NoSuchTable(f"Glue table {str(ident)!r} has no {METADATA_LOCATION} parameter")
         return found
@@ -347,85 +338,46 @@ class GlueCatalog(Catalog):
             )
         return f"{self.warehouse}/{database}.db/{name}"
 
-    def _create(
-        self,
-        ident: Identifier,
-        kind: str,
-        metadata: TableMetadata | ViewMetadata,
-        location: str,
-        written: bool,
+    def _register_pointer(
+        self, ident: Identifier, kind: str, metadata: Metadata, location: str, written: bool
     ) -> None:
         """``CreateTable`` for a new table or view whose metadata is at ``location``."""
         _, database, name = self._split(ident)
         table_input = _table_input(name, kind, metadata, location, previous=None, existing=None)
-        io = self.file_io(location)
-        taken = ViewAlreadyExists if kind == _VIEW else TableAlreadyExists
         try:
             self._call("create_table", DatabaseName=database, TableInput=table_input)
+            return
         except Exception as e:
-            code = _code(e)
-            if code == "AlreadyExistsException":
-                if written:
-                    delete_quietly(io, location)
-                raise taken(f"a table or view named {str(ident)!r} already exists in Glue") from e
-            if code == "EntityNotFoundException":
-                if written:
-                    delete_quietly(io, location)
-                raise NoSuchNamespace(f"Glue database {database!r} does not exist") from e
-            if _definite_refusal(e):
-                if written:
-                    delete_quietly(io, location)
-                raise ValidationError(f"Glue refused to create {str(ident)!r}: {e}") from e
-            _, now = self._read_back(database, name)
-            if now is not None and now.get("Parameters", {}).get(METADATA_LOCATION) == location:
-                return
-            raise CommitStateUnknown(
-                f"creating {str(ident)!r} in Glue failed ({e}); it cannot be known whether it "
-                f"was created; {location} was kept"
-            ) from e
+            error = e
+        code = _code(error)
+        refusal: Exception | None = None
+        if code == "AlreadyExistsException":
+            refusal = already_exists(kind, f"a table or view named {str(ident)!r} exists in Glue")
+        elif code == "EntityNotFoundException":
+            refusal = NoSuchNamespace(f"Glue database {database!r} does not exist")
+        elif _definite_refusal(error):
+            refusal = ValidationError(f"Glue refused to create {str(ident)!r}: {error}")
+        if refusal is not None:
+            if written:
+                delete_quietly(self.file_io(location), location)
+            raise refusal from error
+        _, now = self._read_back(database, name)
+        if now is not None and now.get("Parameters", {}).get(METADATA_LOCATION) == location:
+            return
+        raise CommitStateUnknown(
+            f"creating {str(ident)!r} in Glue failed ({error}); it cannot be known whether it "
+            f"was created; {location} was kept"
+        ) from error
 
-    def _prepare_create(self, ident: Identifier, kind: str) -> None:
+    def _check_free(self, ident: Identifier, kind: str) -> None:
         _, database, name = self._split(ident)
         self._require_database(database)
         if self._get_table(database, name) is not None:
-            taken = ViewAlreadyExists if kind == _VIEW else TableAlreadyExists
-            raise taken(f"a table or view named {str(ident)!r} already exists in Glue")
-
-    def create_table_from_metadata(
-        self, identifier: IdentifierLike, metadata: TableMetadata
-    ) -> Table:
-        """Write ``00000-<uuid>.metadata.json`` and create the Glue table."""
-        ident = Identifier.parse(identifier)
-        metadata = self._check_table_metadata(metadata)
-        self._prepare_create(ident, _TABLE)
-        location = next_pointer_metadata_location(
-            metadata_dir(metadata.location, metadata.properties), metadata.properties, None
-        )
-        write_new_metadata(self.file_io(location), location, metadata)
-        self._create(ident, _TABLE, metadata, location, written=True)
-        return table_handle(self, ident, metadata, location)
-
-    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
-        """Create a Glue table pointing at an existing metadata file."""
-        ident = Identifier.parse(identifier)
-        metadata = read_table_metadata(self.file_io(metadata_location), metadata_location)
-        self._prepare_create(ident, _TABLE)
-        self._create(ident, _TABLE, metadata, metadata_location, written=False)
-        return table_handle(self, ident, metadata, metadata_location)
-
-    def load_table(self, identifier: IdentifierLike) -> Table:
-        """``GetTable`` and read the metadata file it names."""
-        ident = Identifier.parse(identifier)
-        location = self._require_object(ident, _TABLE)["Parameters"][METADATA_LOCATION]
-        try:
-            metadata = read_table_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"table {str(ident)!r}", e) from e
-        return table_handle(self, ident, metadata, location)
+            raise already_exists(kind, f"a table or view named {str(ident)!r} exists in Glue")
 
     def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
         """Iceberg tables of the database (other Glue tables are skipped)."""
-        return self._list(namespace, _TABLE)
+        return self._list(namespace, TABLE)
 
     def _list(self, namespace: NamespaceLike, kind: str) -> list[Identifier]:
         database = self._database(namespace)
@@ -435,7 +387,7 @@ class GlueCatalog(Catalog):
     def drop_table(self, identifier: IdentifierLike, purge: bool = False) -> None:
         """``DeleteTable``; with ``purge``, then delete the table's files."""
         ident, database, name = self._split(identifier)
-        found = self._require_object(ident, _TABLE)
+        found = self._require_object(ident, TABLE)
         location = found["Parameters"][METADATA_LOCATION]
         metadata: TableMetadata | None = None
         if purge:
@@ -443,7 +395,7 @@ class GlueCatalog(Catalog):
                 metadata = read_table_metadata(self.file_io(location), location)
             except (NoSuchFile, InvalidMetadata) as e:
                 logger.warning("purge of %s: cannot read %s: %s", ident, location, e)
-        self._delete_glue_table(ident, database, name, _TABLE)
+        self._delete_glue_table(ident, database, name, TABLE)
         if metadata is not None:
             purge_table_files(self.file_io(metadata.location), metadata, location)
 
@@ -453,7 +405,7 @@ class GlueCatalog(Catalog):
         except Exception as e:
             if _code(e) == "EntityNotFoundException":
                 message = f"{kind} {str(ident)!r} does not exist in Glue"
-                raise (NoSuchView(message) if kind == _VIEW else NoSuchTable(message)) from e
+                raise no_such(kind, message) from e
             raise
 
     def rename_table(self, source: IdentifierLike, destination: IdentifierLike) -> Table:
@@ -461,9 +413,9 @@ class GlueCatalog(Catalog):
         rename; Iceberg Java does the same two steps)."""
         src, src_db, src_name = self._split(source)
         dst, dst_db, dst_name = self._split(destination)
-        found = self._require_object(src, _TABLE)
+        found = self._require_object(src, TABLE)
         self._require_database(dst_db)
-        table_input = {k: found[k] for k in _TABLE_INPUT_KEYS if k in found}
+        table_input = {k: found[k] for k in TABLE_INPUT_KEYS if k in found}
         table_input["Name"] = dst_name
         try:
             self._call("create_table", DatabaseName=dst_db, TableInput=table_input)
@@ -480,19 +432,25 @@ class GlueCatalog(Catalog):
             raise
         return self.load_table(dst)
 
-    def _swap(
+    def _read_pointer(self, ident: Identifier, kind: str) -> tuple[str, Any]:
+        """The ``metadata_location`` parameter, and the Glue table (with its ``VersionId``)."""
+        found = self._require_object(ident, kind)
+        return str(found["Parameters"][METADATA_LOCATION]), found
+
+    def _swap_pointer(
         self,
         ident: Identifier,
         kind: str,
         *,
-        found: dict[str, Any],
+        token: Any,
         base: str,
         new: str,
-        metadata: TableMetadata | ViewMetadata,
+        metadata: Metadata,
         io: FileIO,
     ) -> None:
         """``UpdateTable`` with the ``VersionId`` read together with ``base``."""
         _, database, name = self._split(ident)
+        found: dict[str, Any] = token
         version_id = found.get("VersionId")
         if not version_id:
             raise CommitFailed(f"Glue returned no VersionId for {str(ident)!r}; reload and retry")
@@ -526,7 +484,7 @@ class GlueCatalog(Catalog):
         delete_quietly(io, new)  # refused on the first try: definitely not committed
         if code == "EntityNotFoundException" or (readable and (now is None or _kind(now) != kind)):
             message = f"{kind} {str(ident)!r} does not exist in Glue"
-            raise (NoSuchView(message) if kind == _VIEW else NoSuchTable(message)) from error
+            raise no_such(kind, message) from error
         if code == "ConcurrentModificationException":
             raise CommitFailed(
                 f"{kind} {str(ident)!r} was changed by another writer (Glue version "
@@ -541,83 +499,15 @@ class GlueCatalog(Catalog):
         except Exception:
             return False, None
 
-    def _commit(
-        self,
-        ident: Identifier,
-        kind: str,
-        base: str,
-        new_metadata: TableMetadata | ViewMetadata,
-    ) -> str:
-        found = self._require_object(ident, kind)
-        current = found["Parameters"][METADATA_LOCATION]
-        if current != base:
-            raise CommitFailed(
-                f"{kind} {str(ident)!r} was changed by another writer: its metadata is "
-                f"{current}, not the base {base}; reload it and retry"
-            )
-        io = self.file_io(new_metadata.location)
-        if isinstance(new_metadata, TableMetadata):
-            new_metadata = self._with_base_in_log(io, base, new_metadata)
-        location = next_pointer_metadata_location(
-            metadata_dir(new_metadata.location, new_metadata.properties),
-            new_metadata.properties,
-            base,
-        )
-        self._write_attempt(io, location, new_metadata)
-        self._swap(ident, kind, found=found, base=base, new=location, metadata=new_metadata, io=io)
-        return location
-
-    def commit_table(
-        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata
-    ) -> str:
-        """Write the next metadata file and ``UpdateTable`` with the base's ``VersionId``."""
-        ident = Identifier.parse(identifier)
-        return self._commit(
-            ident, _TABLE, base_metadata_location, self._check_table_metadata(new_metadata)
-        )
-
-    # --- views -------------------------------------------------------------------------
-
-    def create_view(self, identifier: IdentifierLike, metadata: ViewMetadata) -> View:
-        """Write the view's first metadata file and create a ``VIRTUAL_VIEW`` Glue table."""
-        ident = Identifier.parse(identifier)
-        metadata = self._check_view_metadata(metadata)
-        self._prepare_create(ident, _VIEW)
-        location = next_pointer_metadata_location(
-            metadata_dir(metadata.location, metadata.properties), metadata.properties, None
-        )
-        write_new_metadata(self.file_io(location), location, metadata)
-        self._create(ident, _VIEW, metadata, location, written=True)
-        return view_handle(self, ident, metadata, location)
-
-    def load_view(self, identifier: IdentifierLike) -> View:
-        """``GetTable`` (an ``ICEBERG-VIEW``) and read its metadata file."""
-        ident = Identifier.parse(identifier)
-        location = self._require_object(ident, _VIEW)["Parameters"][METADATA_LOCATION]
-        try:
-            metadata = read_view_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"view {str(ident)!r}", e) from e
-        return view_handle(self, ident, metadata, location)
-
     def list_views(self, namespace: NamespaceLike) -> list[Identifier]:
         """Iceberg views of the database."""
-        return self._list(namespace, _VIEW)
-
-    def commit_view(
-        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: ViewMetadata
-    ) -> str:
-        """Write the view's next metadata file and ``UpdateTable`` with the base's ``VersionId``."""
-        ident = Identifier.parse(identifier)
-        return self._commit(
-            ident, _VIEW, base_metadata_location, self._check_view_metadata(new_metadata)
-        )
+        return self._list(namespace, VIEW)
 
     def drop_view(self, identifier: IdentifierLike) -> None:
         """``DeleteTable`` on the view (its metadata files are kept)."""
         ident, database, name = self._split(identifier)
-        self._require_object(ident, _VIEW)
-        self._delete_glue_table(ident, database, name, _VIEW)
+        self._require_object(ident, VIEW)
+        self._delete_glue_table(ident, database, name, VIEW)
 
 
 def _check_glue_name(name: str, what: str, limit: int) -> str:
@@ -651,13 +541,13 @@ def _table_input(
     """The ``TableInput`` for a table or view at ``location``, keeping other tools'
     parameters and descriptions from ``existing``."""
     params = {str(k): str(v) for k, v in (existing or {}).get("Parameters", {}).items()}
-    params[TABLE_TYPE_PARAM] = ICEBERG_VIEW if kind == _VIEW else ICEBERG
+    params[TABLE_TYPE_PARAM] = ICEBERGVIEW if kind == VIEW else ICEBERG
     params[METADATA_LOCATION] = location
     if previous:
         params[PREVIOUS_METADATA_LOCATION] = previous
     table_input: dict[str, Any] = {
         "Name": name,
-        "TableType": "VIRTUAL_VIEW" if kind == _VIEW else "EXTERNAL_TABLE",
+        "TableType": "VIRTUALVIEW" if kind == VIEW else "EXTERNALTABLE",
         "Parameters": params,
         "StorageDescriptor": {
             "Location": metadata.location,

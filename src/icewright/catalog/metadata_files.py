@@ -31,18 +31,22 @@ from icewright.spec.view_metadata import ViewMetadata
 __all__ = [
     "METADATA_COMPRESSION",
     "METADATA_PATH",
-    "PREVIOUS_VERSIONS_MAX",
-    "PREVIOUS_VERSIONS_MAX_DEFAULT",
+    "basename",
     "decode_metadata_bytes",
     "encode_metadata",
+    "hadoop_metadata_candidates",
     "hadoop_metadata_location",
+    "hadoop_metadata_version",
     "is_view_document",
     "metadata_dir",
     "metadata_version",
+    "missing_metadata",
     "next_pointer_metadata_location",
     "read_metadata_document",
     "read_table_metadata",
     "read_view_metadata",
+    "table_metadata_from_document",
+    "view_metadata_from_document",
     "write_new_metadata",
 ]
 
@@ -50,9 +54,6 @@ METADATA_PATH = "write.metadata.path"
 """Table property: where metadata files go (default ``<table location>/metadata``)."""
 METADATA_COMPRESSION = "write.metadata.compression-codec"
 """Table property: ``none`` (default) or ``gzip``."""
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-"""Table property: how many previous metadata files ``metadata-log`` keeps."""
-PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SUFFIX = r"(?:\.gz)?\.metadata\.json(?:\.gz)?"
@@ -215,22 +216,6 @@ def encode_metadata(metadata: TableMetadata | ViewMetadata, path: str) -> bytes:
 def write_new_metadata(io: FileIO, path: str, metadata: TableMetadata | ViewMetadata) -> None:
     """Create ``path`` (never overwrite: raises ``FileAlreadyExists`` if present)."""
     io.create(path, encode_metadata(metadata, path))
-
-
-def previous_versions_max(properties: Mapping[str, str]) -> int:
-    """``write.metadata.previous-versions-max`` (default 100), validated."""
-    raw = properties.get(PREVIOUS_VERSIONS_MAX)
-    if raw is None:
-        return PREVIOUS_VERSIONS_MAX_DEFAULT
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError(
-            f"table property {PREVIOUS_VERSIONS_MAX}={raw!r} is not an integer"
-        ) from None
-    if value < 0:
-        raise ValidationError(f"table property {PREVIOUS_VERSIONS_MAX}={value} must be >= 0")
-    return value
 
 
 def missing_metadata(path: str, what: str, error: NoSuchFile) -> NoSuchFile:

@@ -25,28 +25,22 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from icewright.catalog.base import (
-    Catalog,
+    TABLE,
+    VIEW,
     IdentifierLike,
     NamespaceLike,
     PropertiesUpdate,
     Table,
-    View,
+    already_exists,
     check_properties,
     delete_quietly,
     namespace_of,
+    no_such,
     plan_properties_update,
-    table_handle,
-    view_handle,
 )
 from icewright.catalog.identifier import Identifier, Namespace
-from icewright.catalog.metadata_files import (
-    metadata_dir,
-    missing_metadata,
-    next_pointer_metadata_location,
-    read_table_metadata,
-    read_view_metadata,
-    write_new_metadata,
-)
+from icewright.catalog.metadata_files import read_table_metadata
+from icewright.catalog.metastore import Metadata, MetastoreCatalog
 from icewright.catalog.purge import purge_table_files
 from icewright.catalog.sql_schema import (
     ICEBERG_TABLES,
@@ -67,7 +61,6 @@ from icewright.errors import (
     NamespaceAlreadyExists,
     NamespaceNotEmpty,
     NoSuchFile,
-    NoSuchNamespace,
     NoSuchTable,
     NoSuchView,
     TableAlreadyExists,
@@ -76,7 +69,6 @@ from icewright.errors import (
 )
 from icewright.io import FileIO
 from icewright.spec.table_metadata import TableMetadata
-from icewright.spec.view_metadata import ViewMetadata
 
 __all__ = ["SqlCatalog"]
 
@@ -92,19 +84,22 @@ SQLITE_BUSY_TIMEOUT_SECONDS = 30.0
 """How long a SQLite writer waits for another writer's lock before failing."""
 
 
+_ICEBERG_TYPE = {TABLE: TABLE_TYPE, VIEW: VIEW_TYPE}
+
+
 def _type_filter(kind: str) -> sa.ColumnElement[bool]:
-    if kind == VIEW_TYPE:
+    if kind == VIEW:
         return T.c.iceberg_type == VIEW_TYPE
     # Rows without a type predate views (schema V0) and are tables.
     return sa.or_(T.c.iceberg_type == TABLE_TYPE, T.c.iceberg_type.is_(None))
 
 
 def _kind_of(iceberg_type: object) -> str:
-    return VIEW_TYPE if str(iceberg_type or "").upper() == VIEW_TYPE else TABLE_TYPE
+    return VIEW if str(iceberg_type or "").upper() == VIEW_TYPE else TABLE
 
 
 class _Pointer(NamedTuple):
-    """One ``iceberg_tables`` row: the metadata location and TABLE or VIEW."""
+    """One ``iceberg_tables`` row: the metadata location and ``table`` or ``view``."""
 
     location: str | None
     kind: str
@@ -146,7 +141,7 @@ def make_engine(uri: str) -> Engine:
         ) from e
 
 
-class SqlCatalog(Catalog):
+class SqlCatalog(MetastoreCatalog):
     """A catalog in a SQL database with the Iceberg JDBC catalog's schema.
 
     ``name`` is the ``catalog_name`` column: several catalogs can share a
@@ -157,8 +152,6 @@ class SqlCatalog(Catalog):
     def __init__(self, name: str, uri: str, warehouse: str, **properties: str) -> None:
         if not isinstance(warehouse, str) or not warehouse:
             raise ValidationError("SqlCatalog needs a warehouse location (a path or s3:// URI)")
-        if "://" not in warehouse and not warehouse.startswith("file:"):
-            warehouse = os.path.abspath(warehouse)
         super().__init__(name, warehouse, properties)
         self._uri = uri
         self._engine = make_engine(uri)
@@ -212,12 +205,6 @@ class SqlCatalog(Catalog):
             NP.c.catalog_name == self.name, NP.c.namespace == ns
         )
         return {k: v if v is not None else "" for k, v in conn.execute(stmt)}
-
-    def _missing_namespace(self, ns: Namespace) -> NoSuchNamespace:
-        return NoSuchNamespace(
-            f"namespace {'.'.join(ns)!r} does not exist in catalog {self.name!r}; "
-            "create it first with create_namespace"
-        )
 
     # --- namespaces --------------------------------------------------------------
 
@@ -356,7 +343,7 @@ class SqlCatalog(Catalog):
                 sa.delete(NP).where(NP.c.catalog_name == self.name, NP.c.namespace == ns_str)
             )
 
-    # --- tables and views: shared row handling ----------------------------------
+    # --- tables and views: the pointer rows ---------------------------------------
 
     def default_table_location(self, identifier: IdentifierLike) -> str:
         """``<namespace location>/<table>`` if the namespace has ``location``, else
@@ -368,30 +355,45 @@ class SqlCatalog(Catalog):
             return f"{base.rstrip('/')}/{ident.name}"
         return super().default_table_location(ident)
 
-    def _taken(self, ident: Identifier, kind: str) -> Exception:
+    def _taken(self, ident: Identifier, kind: str) -> TableAlreadyExists | ViewAlreadyExists:
         row = self._read_row(ident)
-        existing = "view" if row is not None and row.kind == VIEW_TYPE else "table"
-        cls = ViewAlreadyExists if kind == VIEW_TYPE else TableAlreadyExists
-        return cls(f"a {existing} named {str(ident)!r} already exists in catalog {self.name!r}")
+        existing = row.kind if row is not None else TABLE
+        return already_exists(
+            kind, f"a {existing} named {str(ident)!r} already exists in catalog {self.name!r}"
+        )
 
-    def _insert_pointer(self, ident: Identifier, location: str, kind: str, written: bool) -> None:
-        """Insert a new row; ``written`` says the metadata file is ours to delete."""
-        _check_length(location)
+    def _check_location_length(self, location: str) -> None:
+        if len(location) > MAX_LOCATION_LENGTH:
+            raise ValidationError(
+                f"metadata location {location[:60]}... is {len(location)} characters; the "
+                f"catalog column holds {MAX_LOCATION_LENGTH}: use a shorter table location"
+            )
+
+    def _check_free(self, ident: Identifier, kind: str) -> None:
+        with self._engine.connect() as conn:
+            if not self._ns_exists(conn, ident.namespace_str):
+                raise self._missing_namespace(ident.namespace)
+            if self._row(conn, ident) is not None:
+                raise self._taken(ident, kind)
+
+    def _register_pointer(
+        self, ident: Identifier, kind: str, metadata: Metadata, location: str, written: bool
+    ) -> None:
+        """INSERT the row; the primary key refuses a taken name."""
         row = {
             "catalog_name": self.name,
             "table_namespace": ident.namespace_str,
             "table_name": ident.name,
             "metadata_location": location,
             "previous_metadata_location": None,
-            "iceberg_type": kind,
+            "iceberg_type": _ICEBERG_TYPE[kind],
         }
-        io = self.file_io(location)
         try:
             with self._engine.begin() as conn:
                 conn.execute(sa.insert(T).values(**row))
         except sa.exc.IntegrityError as e:
             if written:
-                delete_quietly(io, location)
+                delete_quietly(self.file_io(location), location)
             raise self._taken(ident, kind) from e
         except sa.exc.SQLAlchemyError as e:
             try:
@@ -406,22 +408,25 @@ class SqlCatalog(Catalog):
                 f"{location} was kept"
             ) from e
 
-    def _prepare_create(self, ident: Identifier, kind: str) -> None:
-        with self._engine.connect() as conn:
-            if not self._ns_exists(conn, ident.namespace_str):
-                raise self._missing_namespace(ident.namespace)
-            if self._row(conn, ident) is not None:
-                raise self._taken(ident, kind)
-
-    def _pointer(self, ident: Identifier, kind: str) -> str:
+    def _read_pointer(self, ident: Identifier, kind: str) -> tuple[str, Any]:
         row = self._read_row(ident)
         if row is None or row.kind != kind:
             raise _not_found(self.name, ident, kind, row)
         if not row.location:
             raise _not_found(self.name, ident, kind, None, "its row has no metadata_location")
-        return str(row.location)
+        return row.location, None
 
-    def _swap(self, ident: Identifier, kind: str, base: str, new: str, io: FileIO) -> None:
+    def _swap_pointer(
+        self,
+        ident: Identifier,
+        kind: str,
+        *,
+        token: Any,
+        base: str,
+        new: str,
+        metadata: Metadata,
+        io: FileIO,
+    ) -> None:
         """The conditional UPDATE, and what its outcome means."""
         stmt = (
             sa.update(T)
@@ -465,54 +470,9 @@ class SqlCatalog(Catalog):
         if row is None or row.kind != kind:
             raise _not_found(self.name, ident, kind, row)
         raise CommitFailed(
-            f"{str(ident)!r} was changed by another writer: its metadata is no longer {base}; "
-            "reload it and retry"
+            f"{kind} {str(ident)!r} was changed by another writer: its metadata is no longer "
+            f"{base}; reload it and retry"
         )
-
-    # --- tables ------------------------------------------------------------------
-
-    def create_table_from_metadata(
-        self, identifier: IdentifierLike, metadata: TableMetadata
-    ) -> Table:
-        """Write ``<location>/metadata/00000-<uuid>.metadata.json`` and insert the row."""
-        ident = Identifier.parse(identifier)
-        metadata = self._check_table_metadata(metadata)
-        self._prepare_create(ident, TABLE_TYPE)
-        location = next_pointer_metadata_location(
-            metadata_dir(metadata.location, metadata.properties), metadata.properties, None
-        )
-        _check_length(location)
-        io = self.file_io(location)
-        write_new_metadata(io, location, metadata)
-        self._insert_pointer(ident, location, TABLE_TYPE, written=True)
-        return table_handle(self, ident, metadata, location)
-
-    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
-        """Insert a row pointing at an existing metadata file (which must be readable)."""
-        ident = Identifier.parse(identifier)
-        metadata = read_table_metadata(self.file_io(metadata_location), metadata_location)
-        self._prepare_create(ident, TABLE_TYPE)
-        self._insert_pointer(ident, metadata_location, TABLE_TYPE, written=False)
-        return table_handle(self, ident, metadata, metadata_location)
-
-    def load_table(self, identifier: IdentifierLike) -> Table:
-        """Read the row and the metadata file it names."""
-        ident = Identifier.parse(identifier)
-        location = self._pointer(ident, TABLE_TYPE)
-        try:
-            metadata = read_table_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"table {str(ident)!r}", e) from e
-        return table_handle(self, ident, metadata, location)
-
-    def table_exists(self, identifier: IdentifierLike) -> bool:
-        """Whether a table row (not a view row) exists; the file is not read."""
-        row = self._read_row(Identifier.parse(identifier))
-        return row is not None and row.kind == TABLE_TYPE
-
-    def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
-        """Table rows in exactly this namespace."""
-        return self._list(namespace, TABLE_TYPE)
 
     def _list(self, namespace: NamespaceLike, kind: str) -> list[Identifier]:
         ns = namespace_of(namespace)
@@ -527,12 +487,23 @@ class SqlCatalog(Catalog):
                 raise self._missing_namespace(ns)
             return [Identifier(ns, r[0]) for r in conn.execute(stmt)]
 
+    # --- tables ------------------------------------------------------------------
+
+    def table_exists(self, identifier: IdentifierLike) -> bool:
+        """Whether a table row (not a view row) exists; the file is not read."""
+        row = self._read_row(Identifier.parse(identifier))
+        return row is not None and row.kind == TABLE
+
+    def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
+        """Table rows in exactly this namespace."""
+        return self._list(namespace, TABLE)
+
     def drop_table(self, identifier: IdentifierLike, purge: bool = False) -> None:
         """Delete the row (only if it still names the file read, so a purge sees the
         newest metadata); with ``purge``, then delete the table's files."""
         ident = Identifier.parse(identifier)
         for _ in range(10):
-            location = self._pointer(ident, TABLE_TYPE)
+            location, _ = self._read_pointer(ident, TABLE)
             metadata: TableMetadata | None = None
             if purge:
                 try:
@@ -544,7 +515,7 @@ class SqlCatalog(Catalog):
                 T.c.table_namespace == ident.namespace_str,
                 T.c.table_name == ident.name,
                 T.c.metadata_location == location,
-                _type_filter(TABLE_TYPE),
+                _type_filter(TABLE),
             )
             with self._engine.begin() as conn:
                 if conn.execute(stmt).rowcount == 1:
@@ -561,14 +532,14 @@ class SqlCatalog(Catalog):
             if not self._ns_exists(conn, dst.namespace_str):
                 raise self._missing_namespace(dst.namespace)
             if self._row(conn, dst) is not None:
-                raise self._taken(dst, TABLE_TYPE)
+                raise self._taken(dst, TABLE)
         stmt = (
             sa.update(T)
             .where(
                 T.c.catalog_name == self.name,
                 T.c.table_namespace == src.namespace_str,
                 T.c.table_name == src.name,
-                _type_filter(TABLE_TYPE),
+                _type_filter(TABLE),
             )
             .values(table_namespace=dst.namespace_str, table_name=dst.name)
         )
@@ -576,92 +547,21 @@ class SqlCatalog(Catalog):
             with self._engine.begin() as conn:
                 changed = conn.execute(stmt).rowcount
         except sa.exc.IntegrityError as e:
-            raise self._taken(dst, TABLE_TYPE) from e
+            raise self._taken(dst, TABLE) from e
         if changed != 1:
-            raise _not_found(self.name, src, TABLE_TYPE, self._read_row(src))
+            raise _not_found(self.name, src, TABLE, self._read_row(src))
         return self.load_table(dst)
 
-    def commit_table(
-        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata
-    ) -> str:
-        """Write ``<NNNNN+1>-<uuid>.metadata.json`` and swap the row from the base to it."""
-        ident = Identifier.parse(identifier)
-        new_metadata = self._check_table_metadata(new_metadata)
-        current = self._pointer(ident, TABLE_TYPE)
-        if current != base_metadata_location:
-            raise CommitFailed(
-                f"{str(ident)!r} was changed by another writer: its metadata is {current}, "
-                f"not the base {base_metadata_location}; reload it and retry"
-            )
-        io = self.file_io(new_metadata.location)
-        prepared = self._with_base_in_log(io, base_metadata_location, new_metadata)
-        location = next_pointer_metadata_location(
-            metadata_dir(prepared.location, prepared.properties),
-            prepared.properties,
-            base_metadata_location,
-        )
-        _check_length(location)
-        self._write_attempt(io, location, prepared)
-        self._swap(ident, TABLE_TYPE, base_metadata_location, location, io)
-        return location
-
     # --- views -------------------------------------------------------------------
-
-    def create_view(self, identifier: IdentifierLike, metadata: ViewMetadata) -> View:
-        """Write the view's first metadata file and insert a ``VIEW`` row."""
-        ident = Identifier.parse(identifier)
-        metadata = self._check_view_metadata(metadata)
-        self._prepare_create(ident, VIEW_TYPE)
-        location = next_pointer_metadata_location(
-            metadata_dir(metadata.location, metadata.properties), metadata.properties, None
-        )
-        _check_length(location)
-        io = self.file_io(location)
-        write_new_metadata(io, location, metadata)
-        self._insert_pointer(ident, location, VIEW_TYPE, written=True)
-        return view_handle(self, ident, metadata, location)
-
-    def load_view(self, identifier: IdentifierLike) -> View:
-        """Read a ``VIEW`` row and its metadata file."""
-        ident = Identifier.parse(identifier)
-        location = self._pointer(ident, VIEW_TYPE)
-        try:
-            metadata = read_view_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"view {str(ident)!r}", e) from e
-        return view_handle(self, ident, metadata, location)
 
     def view_exists(self, identifier: IdentifierLike) -> bool:
         """Whether a ``VIEW`` row exists."""
         row = self._read_row(Identifier.parse(identifier))
-        return row is not None and row.kind == VIEW_TYPE
+        return row is not None and row.kind == VIEW
 
     def list_views(self, namespace: NamespaceLike) -> list[Identifier]:
         """``VIEW`` rows in exactly this namespace."""
-        return self._list(namespace, VIEW_TYPE)
-
-    def commit_view(
-        self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: ViewMetadata
-    ) -> str:
-        """Write the new view metadata file and swap the ``VIEW`` row to it."""
-        ident = Identifier.parse(identifier)
-        new_metadata = self._check_view_metadata(new_metadata)
-        current = self._pointer(ident, VIEW_TYPE)
-        if current != base_metadata_location:
-            raise CommitFailed(
-                f"view {str(ident)!r} was changed by another writer: its metadata is {current}, "
-                f"not the base {base_metadata_location}; reload it and retry"
-            )
-        location = next_pointer_metadata_location(
-            metadata_dir(new_metadata.location, new_metadata.properties),
-            new_metadata.properties,
-            base_metadata_location,
-        )
-        _check_length(location)
-        io = self.file_io(location)
-        self._write_attempt(io, location, new_metadata)
-        self._swap(ident, VIEW_TYPE, base_metadata_location, location, io)
-        return location
+        return self._list(namespace, VIEW)
 
     def drop_view(self, identifier: IdentifierLike) -> None:
         """Delete the ``VIEW`` row (metadata files are kept, as Iceberg Java does)."""
@@ -670,33 +570,21 @@ class SqlCatalog(Catalog):
             T.c.catalog_name == self.name,
             T.c.table_namespace == ident.namespace_str,
             T.c.table_name == ident.name,
-            _type_filter(VIEW_TYPE),
+            _type_filter(VIEW),
         )
         with self._engine.begin() as conn:
             changed = conn.execute(stmt).rowcount
         if changed != 1:
-            raise _not_found(self.name, ident, VIEW_TYPE, self._read_row(ident))
+            raise _not_found(self.name, ident, VIEW, self._read_row(ident))
 
 
 def _not_found(
     catalog: str, ident: Identifier, kind: str, row: _Pointer | None, why: str | None = None
 ) -> NoSuchTable | NoSuchView:
-    wanted = "view" if kind == VIEW_TYPE else "table"
     if why is None and row is not None and row.kind != kind:
-        other = "table" if kind == VIEW_TYPE else "view"
-        why = f"it is a {other}; use the {other} methods"
-    message = f"{wanted} {str(ident)!r} does not exist in catalog {catalog!r}"
-    if why:
-        message += f" ({why})"
-    return NoSuchView(message) if kind == VIEW_TYPE else NoSuchTable(message)
-
-
-def _check_length(location: str) -> None:
-    if len(location) > MAX_LOCATION_LENGTH:
-        raise ValidationError(
-            f"metadata location {location[:60]}... is {len(location)} characters; the catalog "
-            f"column holds {MAX_LOCATION_LENGTH}: use a shorter table location"
-        )
+        why = f"it is a {row.kind}; use the {row.kind} methods"
+    message = f"{kind} {str(ident)!r} does not exist in catalog {catalog!r}"
+    return no_such(kind, f"{message} ({why})" if why else message)
 
 
 def _check_namespace_properties(properties: Mapping[str, str] | None) -> dict[str, str]:

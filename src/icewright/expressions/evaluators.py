@@ -134,7 +134,7 @@ class ManifestEvaluator:
         self.spec = spec
         self.struct = spec.partition_type(schema)
         projected = inclusive_projection(spec, schema, expr, case_sensitive)
-        self.partition_expr = bind(rewrite_not(projected), self.struct)
+        self.partition_expr = rewrite_not(bind(projected, self.struct))
 
     def eval(self, manifest: ManifestFile) -> bool:
         """False only when no file of ``manifest`` can hold a matching row."""
@@ -183,8 +183,9 @@ def _summary_might_match(pred: BoundPredicate, s: PartitionFieldSummary) -> bool
         all_nan = bool(s.contains_nan) and not s.contains_null and s.lower_bound is None
         return not all_nan
     if op in (Operation.NOT_EQ, Operation.NOT_IN):
+        # prunable only when every partition has one value, and it is excluded
         unique = _unique_value(s, t)
-        return unique is None or not pred.test(unique)
+        return unique is None or pred.test(unique)
     if op is Operation.NOT_STARTS_WITH:
         return _not_starts_with_might_match(s, pred.literal)
     lower, upper = _decode(t, s.lower_bound), _decode(t, s.upper_bound)

@@ -116,7 +116,7 @@ class InclusiveMetricsEvaluator:
     __slots__ = ("expr",)
 
     def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
-        self.expr = bind(rewrite_not(expr), schema, case_sensitive)
+        self.expr = rewrite_not(bind(expr, schema, case_sensitive))
 
     def eval(self, data_file: DataFile) -> bool:
         """False only when the file's metrics prove that no row matches."""
@@ -202,7 +202,7 @@ class StrictMetricsEvaluator:
     __slots__ = ("expr",)
 
     def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
-        self.expr = bind(rewrite_not(expr), schema, case_sensitive)
+        self.expr = rewrite_not(bind(expr, schema, case_sensitive))
 
     def eval(self, data_file: DataFile) -> bool:
         """True only when the file's metrics prove that every row matches."""

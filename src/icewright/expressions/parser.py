@@ -267,8 +267,9 @@ class _Parser:
             return True
         if t.kind == "punct" and t.text in "-+":
             return True
-        # TRUE = col: a boolean literal only when a comparison follows
-        return t.is_keyword("true", "false") and self.peek().kind == "op"
+        # TRUE = col: a boolean literal only when a comparison follows (NULL = col and
+        # NAN = col are read as literals too, to be rejected with a hint)
+        return t.is_keyword("true", "false", "null", "nan") and self.peek().kind == "op"
 
     def column(self) -> Reference:
         parts = []
@@ -349,7 +350,7 @@ class _Parser:
                 UnboundPredicate(Operation.GT_EQ, ref, (low,)),
                 UnboundPredicate(Operation.LT_EQ, ref, (high,)),
             )
-            return inside.negate() if negated else inside
+            return not_(inside) if negated else inside
         if negated:
             raise self.fail("IN, LIKE or BETWEEN after NOT")
         raise self.fail(f"{_CMP_TEXT} after column {ref.name!r}")

@@ -17,6 +17,12 @@ constants away as Iceberg Java's ``Expressions`` does.
 Comparisons follow the expressions spec's two-valued, null-safe rules: a comparison of a
 null or NaN value with a literal is false, except ``!=`` (and ``NOT IN``, ``NOT STARTS
 WITH``), which are the negations of ``=`` (``IN``, ``STARTS WITH``) and therefore true.
+
+Negation is exact under those rules. ``NOT (x < 5)`` is true for a null ``x``, so the
+negation of ``x < 5`` is ``x >= 5 OR x IS NULL`` (``OR x IS NAN`` too for a float column):
+a bound predicate negates to that, and an unbound ordering comparison, whose column type
+is not known yet, negates to ``NOT (x < 5)`` until it is bound. (Iceberg Java flips
+``<`` to ``>=``, which drops the null and NaN rows.)
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from icewright.errors import ValidationError
-from icewright.spec.types import IcebergType
+from icewright.spec.types import DoubleType, FloatType, IcebergType
 
 # --- operations -----------------------------------------------------------------
 
@@ -105,9 +111,8 @@ UNARY_OPERATIONS = frozenset(
     {Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN, Operation.NOT_NAN}
 )
 SET_OPERATIONS = frozenset({Operation.IN, Operation.NOT_IN})
-COMPARISONS = frozenset(
-    {Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ, Operation.EQ, Operation.NOT_EQ}
-)
+ORDERINGS = frozenset({Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ})
+COMPARISONS = ORDERINGS | {Operation.EQ, Operation.NOT_EQ}
 
 # --- expressions -----------------------------------------------------------------
 
@@ -118,8 +123,8 @@ class Expression:
     __slots__ = ()
 
     def negate(self) -> Expression:
-        """The expression that is true exactly when this one is false (no :class:`Not` added
-        for predicates: ``x < 5`` negates to ``x >= 5``)."""
+        """The expression that is true exactly when this one is false, with the negation
+        pushed into the predicates where that is exact (see the module docstring)."""
         raise NotImplementedError
 
     @property
@@ -377,6 +382,9 @@ class UnboundPredicate(Expression):
         return self.literals[0]
 
     def negate(self) -> Expression:
+        if self.op in ORDERINGS:
+            # exact only with the column type (null and NaN handling): bind, then rewrite
+            return Not(self)
         return UnboundPredicate(self.op.negate(), self.term, self.literals)
 
     def __repr__(self) -> str:
@@ -412,7 +420,16 @@ class BoundPredicate(Expression):
         return self.term
 
     def negate(self) -> Expression:
-        return BoundPredicate(self.op.negate(), self.term, self.literals)
+        flipped = BoundPredicate(self.op.negate(), self.term, self.literals)
+        if self.op not in ORDERINGS:
+            return flipped
+        # NOT (x < 5) also holds for null and NaN values, which x >= 5 does not cover
+        extra: list[Expression] = []
+        if not self.term.required:
+            extra.append(BoundPredicate(Operation.IS_NULL, self.term))
+        if isinstance(self.term.field_type, FloatType | DoubleType):
+            extra.append(BoundPredicate(Operation.IS_NAN, self.term))
+        return or_(flipped, *extra)
 
     def test(self, value: Any) -> bool:
         """Whether ``value`` (the field's value in one row; None for null) satisfies the test."""
@@ -603,7 +620,11 @@ def not_(expr: Expression) -> Expression:
 
 
 def rewrite_not(expr: Expression) -> Expression:
-    """An equivalent expression without :class:`Not` nodes (negations pushed to the leaves)."""
+    """An equivalent expression with negations pushed into the predicates.
+
+    A bound expression comes back without :class:`Not` nodes. In an unbound one, ``NOT``
+    stays around ``<``, ``<=``, ``>`` and ``>=`` (see the module docstring): bind first.
+    """
     if isinstance(expr, Not):
         return rewrite_not(expr.child).negate()
     if isinstance(expr, And):

@@ -67,7 +67,11 @@ _STARTS, _NOT_STARTS = Operation.STARTS_WITH, Operation.NOT_STARTS_WITH
 
 
 def _pred(op: Operation, name: str, *values: Any) -> UnboundPredicate:
-    return UnboundPredicate(op, Reference(name), values)
+    pred = UnboundPredicate(op, Reference(name), values)
+    if op.is_set and len(pred.literals) == 1:
+        # transformed values often coincide: IN of one value is =, NOT IN is !=
+        return UnboundPredicate(_EQ if op is _IN else _NOT_EQ, pred.term, pred.literals)
+    return pred
 
 
 def _unary(name: str, pred: BoundPredicate) -> UnboundPredicate:
@@ -297,7 +301,7 @@ def inclusive_projection(
 ) -> Expression:
     """The partition predicate (over partition field names) that every partition holding a
     row matching ``expr`` satisfies."""
-    bound = bind(rewrite_not(expr), schema, case_sensitive)
+    bound = rewrite_not(bind(expr, schema, case_sensitive))
 
     def leaf(pred: BoundPredicate) -> Expression:
         # Every partition field on the column restricts (bucket and day of one column: both).
@@ -315,7 +319,7 @@ def strict_projection(
 ) -> Expression:
     """The partition predicate (over partition field names) that only partitions whose rows
     all match ``expr`` satisfy."""
-    bound = bind(rewrite_not(expr), schema, case_sensitive)
+    bound = rewrite_not(bind(expr, schema, case_sensitive))
 
     def leaf(pred: BoundPredicate) -> Expression:
         # Any partition field whose strict projection holds guarantees the predicate.

@@ -60,7 +60,7 @@ class ResidualEvaluator:
         self, spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool = True
     ) -> None:
         self.spec = spec
-        self.expr = bind(rewrite_not(expr), schema, case_sensitive)
+        self.expr = rewrite_not(bind(expr, schema, case_sensitive))
         partition_index = StructIndex(spec.partition_type(schema))
         self._deciders: dict[BoundPredicate, list[_Decider]] = {}
         for pred in _predicates(self.expr):

@@ -1,0 +1,216 @@
+"""Remove orphan files: files under a table's location that no metadata references.
+
+Failed jobs, lost commit races and interrupted cleanups leave files that no snapshot,
+metadata-log entry or statistics registration names (spec: "File System Operations":
+files are never overwritten, so such leftovers only accumulate). This module follows
+Iceberg Java's ``DeleteOrphanFiles`` action:
+
+* the "valid" set is every file any metadata reaches: every snapshot's manifest list,
+  manifests and live data and delete files, the current and metadata-log metadata
+  files, ``version-hint.text``, statistics and partition-statistics files
+  (:func:`icewright.commit.reachability.referenced_files`);
+* only files last modified before a cutoff (default: three days ago) are candidates, so
+  that files of writes still in flight are left alone;
+* paths compare by their normalized path component: ``file:/x``, ``file:///x`` and
+  ``/x`` are one file, and ``s3a``/``s3n`` count as ``s3``. A listed file whose path
+  matches a referenced one under a different scheme or authority (bucket) is a
+  conflict: nothing is deleted and the conflicts are named (Java's default
+  ``PrefixMismatchMode.ERROR``).
+
+If any reference cannot be read the whole run is refused, because an unreadable
+manifest would make its files look unreferenced.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from icewright.catalog.base import Table
+from icewright.commit.expire import GC_ENABLED, gc_enabled
+from icewright.commit.reachability import DEFAULT_READ_WORKERS, referenced_files
+from icewright.errors import ValidationError
+from icewright.io.base import S3_SCHEMES, FileIO, uri_scheme
+
+__all__ = [
+    "DEFAULT_ORPHAN_AGE_MS",
+    "FileKey",
+    "OrphanResult",
+    "file_key",
+    "remove_orphan_files",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ORPHAN_AGE_MS = 3 * 24 * 60 * 60 * 1000
+"""Files younger than this (three days, as in Java) are never taken for orphans."""
+
+_SLASHES = re.compile(r"/{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class FileKey:
+    """A location split for comparison: scheme (``s3a``/``s3n`` as ``s3``; a plain
+    absolute path as ``file``), authority (None when empty, or ``localhost`` for
+    ``file``) and the path with repeated slashes collapsed."""
+
+    scheme: str | None
+    authority: str | None
+    path: str
+
+
+def file_key(location: str) -> FileKey:
+    """The comparison key of ``location`` (see :class:`FileKey`).
+
+    >>> file_key("file:/t/x") == file_key("file:///t/x") == file_key("/t/x")
+    True
+    >>> file_key("s3a://b/t/x")
+    FileKey(scheme='s3', authority='b', path='/t/x')
+    """
+    scheme = uri_scheme(location)
+    if scheme is None:
+        # A plain absolute path is a local file, as load_file_io treats it.
+        return FileKey("file" if location.startswith("/") else None, None, _clean(location))
+    rest = location[len(scheme) + 1 :]
+    authority: str | None = None
+    if rest.startswith("//"):
+        authority, slash, tail = rest[2:].partition("/")
+        rest = slash + tail
+    if scheme in S3_SCHEMES:
+        scheme = "s3"
+    if scheme == "file" and authority in ("", "localhost"):
+        authority = None
+    return FileKey(scheme, authority or None, _clean(rest))
+
+
+def _clean(path: str) -> str:
+    return _SLASHES.sub("/", path)
+
+
+@dataclass(frozen=True)
+class OrphanResult:
+    """What an orphan-file removal found and did.
+
+    ``orphan_paths`` are the files deleted (for a dry run: the files that would be),
+    sorted; ``failed`` are orphans that could not be deleted, with ``errors`` saying why.
+    ``listed`` counts the files found under ``location``, ``referenced`` the files the
+    metadata references, ``too_new`` the unreferenced files kept because they are not
+    older than ``older_than_ms``.
+    """
+
+    location: str
+    older_than_ms: int
+    dry_run: bool
+    orphan_paths: tuple[str, ...]
+    deleted: int
+    listed: int
+    referenced: int
+    too_new: int
+    failed: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+def remove_orphan_files(
+    table: Table,
+    *,
+    older_than_ms: int | None = None,
+    location: str | None = None,
+    dry_run: bool = False,
+    io: FileIO | None = None,
+) -> OrphanResult:
+    """Delete the files under ``location`` (default: the table location) that no metadata
+    references and that were last modified before ``older_than_ms`` (default: three days
+    ago). ``io`` lists, reads and deletes (default: the table's FileIO).
+
+    The table is refreshed first, so that the newest commit's files count as referenced.
+    Raises :class:`ValidationError` (deleting nothing) when ``gc.enabled`` is false, when
+    a manifest list or manifest cannot be read, or when listed and referenced paths
+    differ only in scheme or authority.
+    """
+    if older_than_ms is not None and (
+        isinstance(older_than_ms, bool) or not isinstance(older_than_ms, int)
+    ):
+        raise ValidationError(f"older_than_ms must be an integer, got {older_than_ms!r}")
+    cutoff = (
+        int(time.time() * 1000) - DEFAULT_ORPHAN_AGE_MS if older_than_ms is None else older_than_ms
+    )
+    current = table.refresh()
+    metadata = current.metadata
+    if not gc_enabled(metadata):
+        raise ValidationError(
+            f"cannot remove orphan files: garbage collection is disabled on this table "
+            f"({GC_ENABLED}={metadata.properties.get(GC_ENABLED)!r}), because its files may be "
+            f"shared with other tables; set {GC_ENABLED}=true only if they are not"
+        )
+    file_io = io or current.io
+    root = (location or metadata.location).rstrip("/")
+    if not root:
+        raise ValidationError("remove_orphan_files needs a non-empty location to list")
+
+    valid = referenced_files(
+        file_io, metadata, current.metadata_location, workers=DEFAULT_READ_WORKERS
+    ).all()
+    # path -> the (scheme, authority) forms under which the metadata references it
+    valid_forms: dict[str, set[tuple[str | None, str | None]]] = {}
+    for ref in valid:
+        key = file_key(ref)
+        valid_forms.setdefault(key.path, set()).add((key.scheme, key.authority))
+
+    listed = 0
+    too_new = 0
+    orphans: list[str] = []
+    conflicts: set[str] = set()
+    for info in file_io.list_prefix(root):
+        listed += 1
+        key = file_key(info.path)
+        forms = valid_forms.get(key.path)
+        if forms is not None:
+            if not any(_matches(form, key) for form in forms):
+                conflicts.add(
+                    f"{info.path} vs referenced "
+                    + ", ".join(sorted(f"{s}://{a or ''}" for s, a in forms))
+                )
+            continue
+        if info.modified_ms >= cutoff:
+            too_new += 1
+            continue
+        orphans.append(info.path)
+    if conflicts:
+        shown = sorted(conflicts)[:5]
+        raise ValidationError(
+            f"cannot tell whether {len(conflicts)} listed file(s) are orphans: the metadata "
+            f"references the same paths under another scheme or authority ({'; '.join(shown)}). "
+            "Nothing was deleted; list the location under the scheme and bucket the table uses"
+        )
+
+    orphans.sort()
+    failed: list[str] = []
+    errors: list[str] = []
+    if orphans and not dry_run:
+        for path, exc in file_io.delete_many(orphans):
+            failed.append(path)
+            errors.append(f"cannot delete {path}: {type(exc).__name__}: {exc}")
+            log.warning("remove orphan files: cannot delete %s: %s", path, exc)
+    gone = set(failed)
+    return OrphanResult(
+        location=root,
+        older_than_ms=cutoff,
+        dry_run=dry_run,
+        orphan_paths=tuple(p for p in orphans if p not in gone),
+        deleted=0 if dry_run else len(orphans) - len(failed),
+        listed=listed,
+        referenced=len(valid),
+        too_new=too_new,
+        failed=tuple(sorted(failed)),
+        errors=tuple(errors),
+    )
+
+
+def _matches(valid: tuple[str | None, str | None], actual: FileKey) -> bool:
+    # Java's FileURI: an empty scheme or authority on the referenced side matches any.
+    scheme, authority = valid
+    scheme_ok = not scheme or scheme == (actual.scheme or "")
+    authority_ok = not authority or authority.lower() == (actual.authority or "").lower()
+    return scheme_ok and authority_ok

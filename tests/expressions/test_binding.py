@@ -273,11 +273,11 @@ def test_case_sensitivity() -> None:
 
 
 def test_type_checks_of_tests() -> None:
-    with pytest.raises(ValidationError, match="IS NAN needs a float or double column.*'id'"):
+    with pytest.raises(ValidationError, match=r"IS NAN needs a float or double column.*'id'"):
         bind(is_nan("id"), SCHEMA)
     with pytest.raises(ValidationError, match="IS NOT NAN needs"):
         bind(parse("name is not nan"), SCHEMA)
-    with pytest.raises(ValidationError, match="LIKE .* needs a string column"):
+    with pytest.raises(ValidationError, match=r"LIKE .* needs a string column"):
         bind(starts_with("id", "1"), SCHEMA)
     with pytest.raises(ValidationError, match="only IS NULL / IS NOT NULL"):
         bind(equal("loc", 1), SCHEMA)

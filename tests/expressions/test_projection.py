@@ -359,9 +359,9 @@ def test_unpartitioned_columns_and_logic() -> None:
     expr = parse("c = 1 or other = 'x'")
     assert inclusive_projection(spec, schema, expr) is ALWAYS_TRUE
     assert strict_projection(spec, schema, expr) == parse("p = 1")
-    # NOT is pushed down first: not (c < 5) is c >= 5
+    # NOT is pushed down first: not (c < 5) is c >= 5 or c is null (null < 5 is false)
     assert inclusive_projection(spec, schema, parse("not (c < 5 or c = 9)")) == and_(
-        parse("p >= 5"), parse("p != 9")
+        parse("p >= 5 or p is null"), parse("p != 9")
     )
 
 

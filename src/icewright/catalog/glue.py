@@ -9,7 +9,7 @@ read together with the base pointer: Glue refuses the update with
 
 Views have no standard Glue form (Iceberg Java's GlueCatalog does not support
 views). icewright stores them as Iceberg Java's Hive catalog stores Iceberg
-views in a metastore: ``TableType=VIRTUALVIEW`` with ``table_type=ICEBERG-VIEW``
+views in a metastore: ``TableType=VIRTUAL_VIEW`` with ``table_type=ICEBERG-VIEW``
 and the same ``metadata_location`` parameters.
 
 Names must be lower case letters, digits and ``_`` (Glue lower-cases names;
@@ -67,7 +67,7 @@ TABLE_TYPE_PARAM = "table_type"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 ICEBERG = "ICEBERG"
-ICEBERGVIEW = "ICEBERG-VIEW"
+ICEBERG_VIEW = "ICEBERG-VIEW"
 
 _NAME = re.compile(r"[a-z0-9_]+")
 _MAX_DATABASE_NAME = 252
@@ -127,7 +127,7 @@ def _definite_refusal(error: BaseException) -> bool:
 
 def _kind(glue_table: Mapping[str, Any]) -> str | None:
     kind = str(glue_table.get("Parameters", {}).get(TABLE_TYPE_PARAM, "")).upper()
-    return {ICEBERG: TABLE, ICEBERGVIEW: VIEW}.get(kind)
+    return {ICEBERG: TABLE, ICEBERG_VIEW: VIEW}.get(kind)
 
 
 class GlueCatalog(MetastoreCatalog):
@@ -541,13 +541,13 @@ def _table_input(
     """The ``TableInput`` for a table or view at ``location``, keeping other tools'
     parameters and descriptions from ``existing``."""
     params = {str(k): str(v) for k, v in (existing or {}).get("Parameters", {}).items()}
-    params[TABLE_TYPE_PARAM] = ICEBERGVIEW if kind == VIEW else ICEBERG
+    params[TABLE_TYPE_PARAM] = ICEBERG_VIEW if kind == VIEW else ICEBERG
     params[METADATA_LOCATION] = location
     if previous:
         params[PREVIOUS_METADATA_LOCATION] = previous
     table_input: dict[str, Any] = {
         "Name": name,
-        "TableType": "VIRTUALVIEW" if kind == VIEW else "EXTERNALTABLE",
+        "TableType": "VIRTUAL_VIEW" if kind == VIEW else "EXTERNAL_TABLE",
         "Parameters": params,
         "StorageDescriptor": {
             "Location": metadata.location,

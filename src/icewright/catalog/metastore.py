@@ -97,6 +97,14 @@ class MetastoreCatalog(Catalog):
         self._register_pointer(ident, kind, metadata, location, written=True)
         return location
 
+    def _load(self, ident: Identifier, kind: str) -> tuple[str, Metadata]:
+        location, _ = self._read_pointer(ident, kind)
+        read = read_view_metadata if kind == VIEW else read_table_metadata
+        try:
+            return location, read(self.file_io(location), location)
+        except NoSuchFile as e:
+            raise missing_metadata(location, f"{kind} {str(ident)!r}", e) from e
+
     def _commit(self, ident: Identifier, kind: str, base: str, new_metadata: Metadata) -> str:
         current, token = self._read_pointer(ident, kind)
         if current != base:
@@ -143,12 +151,8 @@ class MetastoreCatalog(Catalog):
     def load_table(self, identifier: IdentifierLike) -> Table:
         """Read the pointer and the metadata file it names."""
         ident = Identifier.parse(identifier)
-        location, _ = self._read_pointer(ident, TABLE)
-        try:
-            metadata = read_table_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"table {str(ident)!r}", e) from e
-        return table_handle(self, ident, metadata, location)
+        location, metadata = self._load(ident, TABLE)
+        return table_handle(self, ident, self._check_table_metadata(metadata), location)
 
     def commit_table(
         self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata
@@ -169,12 +173,8 @@ class MetastoreCatalog(Catalog):
     def load_view(self, identifier: IdentifierLike) -> View:
         """Read a view's pointer and its metadata file."""
         ident = Identifier.parse(identifier)
-        location, _ = self._read_pointer(ident, VIEW)
-        try:
-            metadata = read_view_metadata(self.file_io(location), location)
-        except NoSuchFile as e:
-            raise missing_metadata(location, f"view {str(ident)!r}", e) from e
-        return view_handle(self, ident, metadata, location)
+        location, metadata = self._load(ident, VIEW)
+        return view_handle(self, ident, self._check_view_metadata(metadata), location)
 
     def commit_view(
         self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: ViewMetadata

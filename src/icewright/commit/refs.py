@@ -526,29 +526,35 @@ class ManageSnapshots(PendingUpdate):
 
         return self._add(step)
 
-    def _retention(self, name: str, **change: int | None) -> ManageSnapshots:
+    def _retention(self, name: str, setting: str, value: int) -> ManageSnapshots:
         name = _name(name)
-        for key, value in change.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValidationError(f"{key} must be a positive integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValidationError(f"{setting} must be a positive integer, got {value!r}")
 
         def step(m: TableMetadata, now: int) -> TableMetadata:
             ref = _require_ref(m, name, None)
-            return m.set_ref(name, dataclasses.replace(ref, **change), now)  # type: ignore[arg-type]
+            settings = {
+                "min_snapshots_to_keep": ref.min_snapshots_to_keep,
+                "max_snapshot_age_ms": ref.max_snapshot_age_ms,
+                "max_ref_age_ms": ref.max_ref_age_ms,
+                setting: value,
+            }
+            # SnapshotRef refuses branch-only settings on a tag.
+            return m.set_ref(name, SnapshotRef(ref.snapshot_id, ref.type, **settings), now)
 
         return self._add(step)
 
     def set_min_snapshots_to_keep(self, branch: str, count: int) -> ManageSnapshots:
         """Branch retention: keep at least ``count`` snapshots of ``branch`` when expiring."""
-        return self._retention(branch, min_snapshots_to_keep=count)
+        return self._retention(branch, "min_snapshots_to_keep", count)
 
     def set_max_snapshot_age_ms(self, branch: str, age_ms: int) -> ManageSnapshots:
         """Branch retention: the age after which ``branch``'s snapshots may expire."""
-        return self._retention(branch, max_snapshot_age_ms=age_ms)
+        return self._retention(branch, "max_snapshot_age_ms", age_ms)
 
     def set_max_ref_age_ms(self, name: str, age_ms: int) -> ManageSnapshots:
         """Reference retention: the age after which the branch or tag itself expires."""
-        return self._retention(name, max_ref_age_ms=age_ms)
+        return self._retention(name, "max_ref_age_ms", age_ms)
 
     # --- main's current snapshot ---------------------------------------------------
 

@@ -63,7 +63,8 @@ class _Move:
 class UpdateSchema(PendingUpdate):
     """Evolve a table's schema; every method records a change and returns ``self``.
 
-    >>> update_schema(table).add_column("note", StringType()).rename_column("ts", "at").commit()
+    For example ``update_schema(table).add_column("note", StringType()).commit()``. Columns
+    are named by their dotted full names (``"loc.lat"``, ``"points.element.x"``) or tuples.
     """
 
     def __init__(
@@ -127,7 +128,7 @@ class UpdateSchema(PendingUpdate):
         """Add a column; a tuple path adds into a struct: ``("loc", "alt")``.
 
         A list or map parent adds into its element or value struct. ``default`` (a
-        Python value, see COMMON conventions) becomes the initial and write default,
+        Python value: int, str, Decimal, ...) becomes the initial and write default,
         which needs table format v3. A required column needs a default or
         :meth:`allow_incompatible_changes`, because existing rows have no value for it.
         """
@@ -166,15 +167,8 @@ class UpdateSchema(PendingUpdate):
                     f"the default for new column {'.'.join(parts)!r} does not fit its type "
                     f"{field_type}: {e}"
                 ) from None
-        self.add_field(
-            parent_id,
-            parts[-1],
-            field_type,
-            doc=doc,
-            required=required,
-            initial_default=initial,
-            write_default=initial,
-        )
+        kwargs = {"initial_default": initial, "write_default": initial}
+        self.add_field(parent_id, parts[-1], field_type, doc=doc, required=required, **kwargs)
         return self
 
     def add_field(
@@ -556,13 +550,6 @@ class UpdateSchema(PendingUpdate):
     def _check_partitions_and_order(self, base: TableMetadata, new: Schema) -> None:
         """Java rebuilds every spec against the new schema: the default spec and sort order
         must still fit it, and no added or renamed column may take a partition field's name."""
-        try:
-            base.spec().check_compatible(new)
-            base.sort_order().check_compatible(new)
-        except ValidationError as e:
-            raise ValidationError(
-                f"the schema change does not fit the table's partition spec or sort order: {e}"
-            ) from None
         new_names = _names_by_id(new)
         for spec in base.partition_specs:
             for pf in spec.fields:
@@ -579,6 +566,13 @@ class UpdateSchema(PendingUpdate):
                         f"{pf.name!r} (partition spec {spec.spec_id}), which comes from another "
                         "column; choose another column name"
                     )
+        try:
+            base.spec().check_compatible(new)
+            base.sort_order().check_compatible(new)
+        except ValidationError as e:
+            raise ValidationError(
+                f"the schema change does not fit the table's partition spec or sort order: {e}"
+            ) from None
 
     def _updated_properties(self, props: Mapping[str, str], new: Schema) -> StringMap:
         out = dict(props)
@@ -603,9 +597,8 @@ class UpdateSchema(PendingUpdate):
         mapping = props.get(NAME_MAPPING_PROPERTY)
         if mapping is not None and self._updates:
             added = {parent: [self._updates[i] for i in ids] for parent, ids in self._adds.items()}
-            names = {
-                fid: f.name for fid, f in self._updates.items() if fid not in self._added_ids()
-            }
+            new_ids = self._added_ids()
+            names = {fid: f.name for fid, f in self._updates.items() if fid not in new_ids}
             updated = update_name_mapping(mapping, names, added)
             if updated is not None:
                 out[NAME_MAPPING_PROPERTY] = updated

@@ -20,8 +20,28 @@ Build a filter with :func:`parse` or the builder functions, :func:`bind` it to a
 from __future__ import annotations
 
 from icewright.expressions.binding import bind
+from icewright.expressions.builders import (
+    always_false,
+    always_true,
+    equal,
+    greater_than,
+    greater_than_or_equal,
+    is_in,
+    is_nan,
+    is_null,
+    less_than,
+    less_than_or_equal,
+    not_equal,
+    not_in,
+    not_nan,
+    not_null,
+    not_starts_with,
+    predicate,
+    starts_with,
+)
 from icewright.expressions.evaluators import Evaluator, ManifestEvaluator, PartitionEvaluator
 from icewright.expressions.metrics import InclusiveMetricsEvaluator, StrictMetricsEvaluator
+from icewright.expressions.operations import Operation
 from icewright.expressions.parser import parse
 from icewright.expressions.predicates import (
     ALWAYS_FALSE,
@@ -34,31 +54,13 @@ from icewright.expressions.predicates import (
     BoundReference,
     Expression,
     Not,
-    Operation,
     Or,
     Reference,
     UnboundPredicate,
-    always_false,
-    always_true,
     and_,
-    equal,
-    greater_than,
-    greater_than_or_equal,
-    is_in,
-    is_nan,
-    is_null,
-    less_than,
-    less_than_or_equal,
     not_,
-    not_equal,
-    not_in,
-    not_nan,
-    not_null,
-    not_starts_with,
     or_,
-    predicate,
     rewrite_not,
-    starts_with,
 )
 from icewright.expressions.projection import inclusive_projection, strict_projection
 from icewright.expressions.residual import ResidualEvaluator

@@ -13,6 +13,7 @@ from typing import Any
 
 from icewright.errors import ValidationError
 from icewright.expressions.literals import Between, convert_literal
+from icewright.expressions.operations import Operation
 from icewright.expressions.predicates import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
@@ -21,7 +22,6 @@ from icewright.expressions.predicates import (
     BoundReference,
     Expression,
     Not,
-    Operation,
     Or,
     UnboundPredicate,
     and_,

@@ -16,6 +16,7 @@ from typing import Any
 
 from icewright.errors import ValidationError
 from icewright.expressions.binding import bind
+from icewright.expressions.operations import Operation
 from icewright.expressions.predicates import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
@@ -23,7 +24,6 @@ from icewright.expressions.predicates import (
     BoundPredicate,
     Expression,
     Not,
-    Operation,
     Or,
     UnboundPredicate,
     rewrite_not,

@@ -21,7 +21,8 @@ from typing import Any
 from icewright.errors import ValidationError
 from icewright.expressions.binding import bind
 from icewright.expressions.evaluators import IN_PREDICATE_LIMIT, visit
-from icewright.expressions.predicates import BoundPredicate, Expression, Operation, rewrite_not
+from icewright.expressions.operations import Operation
+from icewright.expressions.predicates import BoundPredicate, Expression, rewrite_not
 from icewright.manifest.data_file import DataFile
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, FloatType, PrimitiveType

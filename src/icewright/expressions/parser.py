@@ -31,11 +31,11 @@ from decimal import Decimal
 from typing import Any
 
 from icewright.errors import ValidationError
+from icewright.expressions.operations import Operation
 from icewright.expressions.predicates import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
     Expression,
-    Operation,
     Reference,
     UnboundPredicate,
     and_,

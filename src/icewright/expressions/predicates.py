@@ -9,10 +9,11 @@ Every expression is an immutable, hashable value:
 * :class:`BoundPredicate` -- the same test of a :class:`BoundReference` (a field id and
   type of one schema), with literals converted to the field's Python value convention.
 
-Build expressions with the functions at the end of this module (:func:`equal`,
-:func:`is_in`, :func:`and_` ...), with :func:`icewright.expressions.parse`, or with the
-operators ``&``, ``|`` and ``~``. :func:`and_`, :func:`or_` and :func:`not_` simplify
-constants away as Iceberg Java's ``Expressions`` does.
+Build expressions with the functions of :mod:`icewright.expressions.builders`
+(:func:`equal`, :func:`is_in` ...) and :func:`and_`, :func:`or_`, :func:`not_` here, with
+:func:`icewright.expressions.parse`, or with the operators ``&``, ``|`` and ``~``.
+:func:`and_`, :func:`or_` and :func:`not_` simplify constants away as Iceberg Java's
+``Expressions`` does.
 
 Comparisons follow the expressions spec's two-valued, null-safe rules: a comparison of a
 null or NaN value with a literal is false, except ``!=`` (and ``NOT IN``, ``NOT STARTS
@@ -27,92 +28,15 @@ is not known yet, negates to ``NOT (x < 5)`` until it is bound. (Iceberg Java fl
 
 from __future__ import annotations
 
-import datetime
 import math
-import re
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from enum import Enum
 from typing import Any, ClassVar
 
 from icewright.errors import ValidationError
+from icewright.expressions.operations import ORDERINGS, Operation
 from icewright.spec.types import DoubleType, FloatType, IcebergType
-
-# --- operations -----------------------------------------------------------------
-
-
-class Operation(Enum):
-    """What a predicate tests; the value is the expressions spec's JSON name."""
-
-    IS_NULL = "is-null"
-    NOT_NULL = "not-null"
-    IS_NAN = "is-nan"
-    NOT_NAN = "not-nan"
-    LT = "lt"
-    LT_EQ = "lt-eq"
-    GT = "gt"
-    GT_EQ = "gt-eq"
-    EQ = "eq"
-    NOT_EQ = "not-eq"
-    STARTS_WITH = "starts-with"
-    NOT_STARTS_WITH = "not-starts-with"
-    IN = "in"
-    NOT_IN = "not-in"
-
-    def negate(self) -> Operation:
-        """The operation that is true exactly when this one is false."""
-        return _NEGATIONS[self]
-
-    def flip(self) -> Operation:
-        """The operation with its operands swapped (``5 < x`` is ``x > 5``)."""
-        return _FLIPS.get(self, self)
-
-    @property
-    def is_unary(self) -> bool:
-        """True for the tests without a literal (null and NaN tests)."""
-        return self in UNARY_OPERATIONS
-
-    @property
-    def is_set(self) -> bool:
-        """True for ``IN`` and ``NOT IN``."""
-        return self in SET_OPERATIONS
-
-    @property
-    def is_literal(self) -> bool:
-        """True for the tests with exactly one literal (comparisons, starts-with)."""
-        return not self.is_unary and not self.is_set
-
-
-_NEGATIONS = {
-    Operation.IS_NULL: Operation.NOT_NULL,
-    Operation.NOT_NULL: Operation.IS_NULL,
-    Operation.IS_NAN: Operation.NOT_NAN,
-    Operation.NOT_NAN: Operation.IS_NAN,
-    Operation.LT: Operation.GT_EQ,
-    Operation.LT_EQ: Operation.GT,
-    Operation.GT: Operation.LT_EQ,
-    Operation.GT_EQ: Operation.LT,
-    Operation.EQ: Operation.NOT_EQ,
-    Operation.NOT_EQ: Operation.EQ,
-    Operation.STARTS_WITH: Operation.NOT_STARTS_WITH,
-    Operation.NOT_STARTS_WITH: Operation.STARTS_WITH,
-    Operation.IN: Operation.NOT_IN,
-    Operation.NOT_IN: Operation.IN,
-}
-_FLIPS = {
-    Operation.LT: Operation.GT,
-    Operation.LT_EQ: Operation.GT_EQ,
-    Operation.GT: Operation.LT,
-    Operation.GT_EQ: Operation.LT_EQ,
-}
-UNARY_OPERATIONS = frozenset(
-    {Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN, Operation.NOT_NAN}
-)
-SET_OPERATIONS = frozenset({Operation.IN, Operation.NOT_IN})
-ORDERINGS = frozenset({Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ})
-COMPARISONS = ORDERINGS | {Operation.EQ, Operation.NOT_EQ}
 
 # --- expressions -----------------------------------------------------------------
 
@@ -142,6 +66,8 @@ class Expression:
         return not_(self)
 
     def __str__(self) -> str:
+        from icewright.expressions.text import to_sql
+
         return to_sql(self)
 
 
@@ -479,104 +405,6 @@ def test_value(
     return bool(value >= lit)
 
 
-# --- builders ------------------------------------------------------------------------
-
-
-def _ref(term: str | Reference) -> Reference:
-    return term if isinstance(term, Reference) else Reference(term)
-
-
-def predicate(op: Operation, term: str | Reference, *values: Any) -> UnboundPredicate:
-    """A predicate from its operation: ``predicate(Operation.LT, "x", 5)``."""
-    return UnboundPredicate(op, _ref(term), values)
-
-
-def is_null(term: str | Reference) -> UnboundPredicate:
-    """``term IS NULL``."""
-    return UnboundPredicate(Operation.IS_NULL, _ref(term))
-
-
-def not_null(term: str | Reference) -> UnboundPredicate:
-    """``term IS NOT NULL``."""
-    return UnboundPredicate(Operation.NOT_NULL, _ref(term))
-
-
-def is_nan(term: str | Reference) -> UnboundPredicate:
-    """``term IS NAN`` (float and double columns only)."""
-    return UnboundPredicate(Operation.IS_NAN, _ref(term))
-
-
-def not_nan(term: str | Reference) -> UnboundPredicate:
-    """``term IS NOT NAN`` (float and double columns only)."""
-    return UnboundPredicate(Operation.NOT_NAN, _ref(term))
-
-
-def less_than(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term < value``."""
-    return UnboundPredicate(Operation.LT, _ref(term), (value,))
-
-
-def less_than_or_equal(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term <= value``."""
-    return UnboundPredicate(Operation.LT_EQ, _ref(term), (value,))
-
-
-def greater_than(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term > value``."""
-    return UnboundPredicate(Operation.GT, _ref(term), (value,))
-
-
-def greater_than_or_equal(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term >= value``."""
-    return UnboundPredicate(Operation.GT_EQ, _ref(term), (value,))
-
-
-def equal(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term = value``."""
-    return UnboundPredicate(Operation.EQ, _ref(term), (value,))
-
-
-def not_equal(term: str | Reference, value: Any) -> UnboundPredicate:
-    """``term != value`` (true for null values)."""
-    return UnboundPredicate(Operation.NOT_EQ, _ref(term), (value,))
-
-
-def starts_with(term: str | Reference, prefix: str) -> UnboundPredicate:
-    """``term LIKE 'prefix%'`` (string columns only)."""
-    return UnboundPredicate(Operation.STARTS_WITH, _ref(term), (prefix,))
-
-
-def not_starts_with(term: str | Reference, prefix: str) -> UnboundPredicate:
-    """``term NOT LIKE 'prefix%'`` (true for null values)."""
-    return UnboundPredicate(Operation.NOT_STARTS_WITH, _ref(term), (prefix,))
-
-
-def _values(values: Iterable[Any]) -> tuple[Any, ...]:
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise ValidationError(f"IN / NOT IN need a list of values, got {values!r}")
-    return tuple(values)
-
-
-def is_in(term: str | Reference, values: Iterable[Any]) -> UnboundPredicate:
-    """``term IN (values...)``."""
-    return UnboundPredicate(Operation.IN, _ref(term), _values(values))
-
-
-def not_in(term: str | Reference, values: Iterable[Any]) -> UnboundPredicate:
-    """``term NOT IN (values...)`` (true for null values)."""
-    return UnboundPredicate(Operation.NOT_IN, _ref(term), _values(values))
-
-
-def always_true() -> AlwaysTrue:
-    """:data:`ALWAYS_TRUE`."""
-    return ALWAYS_TRUE
-
-
-def always_false() -> AlwaysFalse:
-    """:data:`ALWAYS_FALSE`."""
-    return ALWAYS_FALSE
-
-
 def _check_expression(e: Any) -> Expression:
     if not isinstance(e, Expression):
         raise ValidationError(f"{e!r} is not an expression")
@@ -632,111 +460,3 @@ def rewrite_not(expr: Expression) -> Expression:
     if isinstance(expr, Or):
         return or_(rewrite_not(expr.left), rewrite_not(expr.right))
     return expr
-
-
-# --- SQL-like text (read back by icewright.expressions.parse) ------------------------
-
-_KEYWORDS = frozenset(
-    {"and", "or", "not", "in", "is", "null", "nan", "like", "true", "false", "between"}
-)
-_BARE_NAME = re.compile(r"^[^\W\d]\w*$")
-_OPERATOR_TEXT = {
-    Operation.LT: "<",
-    Operation.LT_EQ: "<=",
-    Operation.GT: ">",
-    Operation.GT_EQ: ">=",
-    Operation.EQ: "=",
-    Operation.NOT_EQ: "!=",
-}
-
-
-def quote_name(name: str) -> str:
-    """A column name as the parser reads it: dotted parts, back-quoted where needed."""
-    parts = []
-    for part in name.split("."):
-        if _BARE_NAME.match(part) and part.lower() not in _KEYWORDS:
-            parts.append(part)
-        else:
-            parts.append("`" + part.replace("`", "``") + "`")
-    return ".".join(parts)
-
-
-def _quote_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def literal_to_sql(value: Any) -> str:
-    """A literal as the parser reads it (strings quoted, floats with an exponent)."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        text = repr(value)
-        if math.isinf(value):
-            return _quote_string(text)
-        return text if "e" in text else text + "e0"
-    if isinstance(value, Decimal):
-        text = f"{value:f}"
-        return text if "." in text else text + "."  # a point keeps it a decimal
-    if isinstance(value, str):
-        return _quote_string(value)
-    if isinstance(value, bytes):
-        return _quote_string(value.hex())
-    if isinstance(value, datetime.date | datetime.time):
-        return _quote_string(value.isoformat())
-    if isinstance(value, uuid.UUID):
-        return _quote_string(str(value))
-    return _quote_string(str(value))
-
-
-def _like_pattern(prefix: str) -> str:
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return _quote_string(escaped + "%")
-
-
-def _predicate_sql(op: Operation, name: str, literals: tuple[Any, ...]) -> str:
-    col = quote_name(name)
-    if op is Operation.IS_NULL:
-        return f"{col} IS NULL"
-    if op is Operation.NOT_NULL:
-        return f"{col} IS NOT NULL"
-    if op is Operation.IS_NAN:
-        return f"{col} IS NAN"
-    if op is Operation.NOT_NAN:
-        return f"{col} IS NOT NAN"
-    if op is Operation.STARTS_WITH:
-        return f"{col} LIKE {_like_pattern(literals[0])}"
-    if op is Operation.NOT_STARTS_WITH:
-        return f"{col} NOT LIKE {_like_pattern(literals[0])}"
-    if op.is_set:
-        if not literals:
-            return "FALSE" if op is Operation.IN else "TRUE"
-        keyword = "IN" if op is Operation.IN else "NOT IN"
-        return f"{col} {keyword} ({', '.join(literal_to_sql(v) for v in literals)})"
-    return f"{col} {_OPERATOR_TEXT[op]} {literal_to_sql(literals[0])}"
-
-
-def to_sql(expr: Expression, _parent: int = 0) -> str:
-    """SQL-like text of ``expr`` that :func:`icewright.expressions.parse` reads back.
-
-    Bound predicates render with their full column names.
-    """
-    # precedence: OR 1, AND 2, NOT 3; a child of lower precedence than its parent gets parens
-    if expr is ALWAYS_TRUE:
-        return "TRUE"
-    if expr is ALWAYS_FALSE:
-        return "FALSE"
-    if isinstance(expr, Or):
-        text = f"{to_sql(expr.left, 1)} OR {to_sql(expr.right, 1)}"
-        return f"({text})" if _parent > 1 else text
-    if isinstance(expr, And):
-        text = f"{to_sql(expr.left, 2)} AND {to_sql(expr.right, 2)}"
-        return f"({text})" if _parent > 2 else text
-    if isinstance(expr, Not):
-        return f"NOT ({to_sql(expr.child, 0)})"
-    if isinstance(expr, UnboundPredicate):
-        return _predicate_sql(expr.op, expr.term.name, expr.literals)
-    if isinstance(expr, BoundPredicate):
-        return _predicate_sql(expr.op, expr.term.name, expr.literals)
-    raise ValidationError(f"{expr!r} is not an expression")

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from icewright.expressions.binding import bind
+from icewright.expressions.operations import Operation
 from icewright.expressions.predicates import (
     And,
     BoundPredicate,
     Expression,
-    Operation,
     Or,
     Reference,
     UnboundPredicate,

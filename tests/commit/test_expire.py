@@ -573,6 +573,7 @@ class FlakyCatalog(SqlCatalog):
 
     fail_next = 0
     unknown_after_success = False
+    loads_fail = False
 
     def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:
         if self.fail_next > 0:
@@ -582,6 +583,11 @@ class FlakyCatalog(SqlCatalog):
         if self.unknown_after_success:
             raise CommitStateUnknown("injected: the swap landed but the answer was lost")
         return location
+
+    def load_table(self, identifier: Any) -> Table:
+        if self.loads_fail:
+            raise ConnectionError("injected: the catalog is unreachable")
+        return super().load_table(identifier)
 
 
 @pytest.fixture
@@ -622,6 +628,21 @@ def test_unknown_outcome_deletes_nothing(flaky: FlakyCatalog) -> None:
     after = t.refresh()
     assert len(after.metadata.snapshots) == 1  # the expiry did land...
     assert before <= all_files(after)  # ...but no file was deleted
+
+
+def test_no_reload_after_the_commit_deletes_nothing(flaky: FlakyCatalog) -> None:
+    t = _flaky_history(flaky)
+    before = all_files(t)
+    update = ExpireSnapshots(t).expire_older_than(t.metadata.snapshots[-1].timestamp_ms)
+    flaky.loads_fail = True
+    result = update.execute()
+    flaky.loads_fail = False
+    assert result.commit is not None and result.commit.committed
+    assert len(result.expired_snapshot_ids) == 3 and not result.files_cleaned
+    assert "no file was deleted" in result.errors[0]
+    after = t.refresh()
+    assert len(after.metadata.snapshots) == 1
+    assert all_files(after) == before | {after.metadata_location}
 
 
 def test_lost_race_reapplies_on_the_refreshed_table(flaky: FlakyCatalog, tmp_path: Path) -> None:

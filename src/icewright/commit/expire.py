@@ -154,6 +154,11 @@ class ExpireSnapshots(PendingUpdate):
 
     ``now_ms`` is the clock for ref ages and the default cutoff (taken once, at
     construction, so that every retry decides alike).
+
+    Files are cleaned by :meth:`execute` only. Committed together with other updates
+    through :func:`~icewright.commit.update.commit_updates`, it removes the snapshots
+    but deletes nothing; :func:`~icewright.commit.orphans.remove_orphan_files` finds
+    those files later.
     """
 
     def __init__(self, table: Table, *, now_ms: int | None = None) -> None:
@@ -327,7 +332,24 @@ class ExpireSnapshots(PendingUpdate):
             try:
                 extra = commit.table.refresh().metadata.snapshots
             except Exception as exc:
-                log.warning("cannot refresh %s after expiring snapshots: %s", table.identifier, exc)
+                # As in Java, where the refresh before cleanup would throw: without the
+                # newest state, nothing is deleted.
+                message = (
+                    f"expired, but cannot reload {table.identifier} to decide what to delete "
+                    f"({type(exc).__name__}: {exc}); no file was deleted: run "
+                    "remove_orphan_files later"
+                )
+                log.warning("%s", message)
+                kept = {s.snapshot_id for s in committed.snapshots}
+                return ExpireResult(
+                    expired_snapshot_ids=tuple(
+                        s.snapshot_id for s in before.snapshots if s.snapshot_id not in kept
+                    ),
+                    removed_refs=tuple(n for n in before.refs if n not in committed.refs),
+                    files_cleaned=False,
+                    errors=(message,),
+                    commit=commit,
+                )
         return self._clean_up(table.io, before, committed, extra, commit=commit)
 
     def commit(self, table: Table | None = None) -> CommitResult:

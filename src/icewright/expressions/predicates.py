@@ -327,7 +327,9 @@ class BoundPredicate(Expression):
     op: Operation
     term: BoundReference
     literals: tuple[Any, ...] = ()
-    literal_set: frozenset[Any] = field(default=frozenset(), compare=False, hash=False)
+    literal_set: frozenset[Any] = field(
+        default=frozenset(), init=False, compare=False, hash=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "literals", _check_literals(self.op, tuple(self.literals)))

@@ -190,6 +190,7 @@ class _CherryPick(FastAppend):
 
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         pid = self.picked.snapshot_id
+        _check_wap_publish(base, self.picked)  # first, as Java checks it when picking
         ancestors = ancestor_ids(base, base.current_snapshot_id)
         if pid in ancestors:
             raise ValidationError(
@@ -201,7 +202,6 @@ class _CherryPick(FastAppend):
                     f"cannot cherry-pick snapshot {pid}: it was already cherry-picked onto main "
                     f"as snapshot {sid}"
                 )
-        _check_wap_publish(base, self.picked)
         if self.is_overwrite:
             self._check_replaced_partitions(base, ancestors)
 

@@ -1,0 +1,203 @@
+"""Commit benchmark: icewright against pyiceberg 0.12, on the same catalog, in one run.
+
+Commits 1,000 prepared DataFiles (no data is read: only metadata is written) to
+a table with no history and to a table with 1,000 snapshots, through icewright's
+fast append and through pyiceberg's fast append of the same files; then expires
+1,000 snapshots. Each figure is the median of several runs.
+
+    uv run python bench/commit.py [--files 1000] [--history 1000] [--repeat 5]
+
+The last line reads ``commit: icewright/pyiceberg=<ratio> history-growth=<ratio>``:
+the first ratio is icewright's commit time over pyiceberg's at no history; the
+second is icewright's commit time at 1,000 snapshots over its time at none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from icewright.catalog import SqlCatalog, Table
+from icewright.commit.append import FastAppend
+from icewright.commit.expire import expire_snapshots
+from icewright.commit.update import commit_updates
+from icewright.manifest.data_file import DataFile, FileFormat
+from icewright.spec.partitioning import build_partition_spec
+from icewright.spec.schema import Schema
+from icewright.spec.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
+from icewright.spec.values import to_bytes
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "ts", TimestamptzType()),
+    NestedField(3, "region", StringType()),
+    NestedField(4, "amount", DoubleType()),
+)
+DAY_US = 86_400_000_000
+FIRST_DAY = 20_400  # days since the epoch (2025-11-08)
+
+
+def prepared_files(location: str, count: int, tag: str) -> list[DataFile]:
+    """DataFiles as a Spark job would report them: partition, metrics, bounds."""
+    files = []
+    for i in range(count):
+        day = FIRST_DAY + i % 30
+        files.append(
+            DataFile(
+                file_path=f"{location}/data/ts_day={day}/{tag}-{i:05d}.parquet",
+                file_format=FileFormat.PARQUET,
+                partition=(day,),
+                record_count=10_000 + i,
+                file_size_in_bytes=1_000_000 + i,
+                column_sizes={1: 80_000, 2: 80_000, 3: 20_000, 4: 80_000},
+                value_counts={1: 10_000, 2: 10_000, 3: 10_000, 4: 10_000},
+                null_value_counts={1: 0, 2: 0, 3: 12, 4: 3},
+                nan_value_counts={4: 0},
+                lower_bounds={
+                    1: to_bytes(LongType(), i * 10_000),
+                    2: to_bytes(TimestamptzType(), day * DAY_US),
+                    3: to_bytes(StringType(), "ap-south"),
+                    4: to_bytes(DoubleType(), 0.5),
+                },
+                upper_bounds={
+                    1: to_bytes(LongType(), i * 10_000 + 9_999),
+                    2: to_bytes(TimestamptzType(), day * DAY_US + DAY_US - 1),
+                    3: to_bytes(StringType(), "us-west"),
+                    4: to_bytes(DoubleType(), 999.5),
+                },
+                split_offsets=(4,),
+            )
+        )
+    return files
+
+
+def to_pyiceberg(files: list[DataFile]) -> list[object]:
+    from pyiceberg.manifest import DataFile as PyDataFile
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.manifest import FileFormat as PyFileFormat
+    from pyiceberg.typedef import Record
+
+    return [
+        PyDataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=f.file_path,
+            file_format=PyFileFormat.PARQUET,
+            partition=Record(*f.partition),
+            record_count=f.record_count,
+            file_size_in_bytes=f.file_size_in_bytes,
+            column_sizes=dict(f.column_sizes or {}),
+            value_counts=dict(f.value_counts or {}),
+            null_value_counts=dict(f.null_value_counts or {}),
+            nan_value_counts=dict(f.nan_value_counts or {}),
+            lower_bounds=dict(f.lower_bounds or {}),
+            upper_bounds=dict(f.upper_bounds or {}),
+            split_offsets=list(f.split_offsets or ()),
+            sort_order_id=None,
+            spec_id=0,
+        )
+        for f in files
+    ]
+
+
+def median_seconds(
+    prepare: Callable[[int], object], run: Callable[[int, object], None], repeat: int
+) -> float:
+    """Median wall time of ``run``; what ``prepare`` builds is not timed."""
+    times = []
+    for i in range(repeat):
+        prepared = prepare(i)
+        start = time.perf_counter()
+        run(i, prepared)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def build_history(table: Table, snapshots: int) -> Table:
+    """A table with ``snapshots`` one-file appends, committed as one metadata change."""
+    updates = [
+        FastAppend(table, prepared_files(table.location, 1, f"history-{n}"))
+        for n in range(snapshots)
+    ]
+    return commit_updates(table, updates).table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--history", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
+
+    root = Path(tempfile.mkdtemp(prefix="icewright-bench-"))
+    uri = f"sqlite:///{root}/catalog.db"
+    ours = SqlCatalog("bench", uri=uri, warehouse=str(root / "wh"))
+    theirs = PySqlCatalog("bench", uri=uri, warehouse=str(root / "wh"))
+    ours.create_namespace("b")
+    spec = build_partition_spec(SCHEMA, [("day", "ts")])
+
+    def fresh(name: str) -> Table:
+        return ours.create_table(f"b.{name}", SCHEMA, spec)
+
+    def icewright_commit(table_name: Callable[[int], str], repeat: int) -> float:
+        def prepare(i: int) -> object:
+            location = ours.load_table(f"b.{table_name(i)}").location
+            return prepared_files(location, args.files, f"ice-{i}")
+
+        def run(i: int, files: object) -> None:
+            table = ours.load_table(f"b.{table_name(i)}")
+            FastAppend(table, files).commit()  # type: ignore[arg-type]
+
+        return median_seconds(prepare, run, repeat)
+
+    def pyiceberg_commit(table_name: Callable[[int], str], repeat: int) -> float:
+        def prepare(i: int) -> object:
+            location = str(theirs.load_table(f"b.{table_name(i)}").location())
+            return to_pyiceberg(prepared_files(location, args.files, f"py-{i}"))
+
+        def run(i: int, files: object) -> None:
+            table = theirs.load_table(f"b.{table_name(i)}")
+            with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+                for f in files:  # type: ignore[attr-defined]
+                    append.append_data_file(f)
+
+        return median_seconds(prepare, run, repeat)
+
+    for i in range(args.repeat):
+        fresh(f"ice_empty_{i}")
+        fresh(f"py_empty_{i}")
+    t0 = time.perf_counter()
+    history = build_history(fresh("ice_history"), args.history)
+    built = time.perf_counter() - t0
+    theirs_history = ours.register_table("b.py_history", history.metadata_location)
+    print(f"built a {args.history}-snapshot history in {built:.1f}s")
+
+    ice_empty = icewright_commit(lambda i: f"ice_empty_{i}", args.repeat)
+    py_empty = pyiceberg_commit(lambda i: f"py_empty_{i}", args.repeat)
+    ice_hist = icewright_commit(lambda _i: "ice_history", args.repeat)
+    py_hist = pyiceberg_commit(lambda _i: "py_history", args.repeat)
+    del theirs_history
+
+    expire_table = ours.load_table("b.ice_history")
+    n_snapshots = len(expire_table.metadata.snapshots)
+    start = time.perf_counter()
+    result = expire_snapshots(expire_table, older_than_ms=int(time.time() * 1000), retain_last=1)
+    expire_s = time.perf_counter() - start
+
+    print(f"{args.files} files, no history:      icewright {ice_empty * 1000:8.1f} ms   "
+          f"pyiceberg {py_empty * 1000:8.1f} ms   ratio {ice_empty / py_empty:.2f}")
+    print(f"{args.files} files, {args.history} snapshots:  icewright {ice_hist * 1000:8.1f} ms   "
+          f"pyiceberg {py_hist * 1000:8.1f} ms   ratio {ice_hist / py_hist:.2f}")
+    print(f"expire {len(result.expired_snapshot_ids)} of {n_snapshots} snapshots "
+          f"(metadata commit and file cleanup): {expire_s:.2f}s")
+    print(f"commit: icewright/pyiceberg={ice_empty / py_empty:.2f} "
+          f"history-growth={ice_hist / ice_empty:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -183,7 +183,7 @@ def test_replace_with_the_same_definition_reuses_schema_spec_and_order(catalog: 
     assert m.table_uuid == table.metadata.table_uuid
 
 
-def test_v1_replace_keeps_positional_partition_ids(catalog: SqlCatalog) -> None:
+def test_v1_replace_keeps_positional_partition_ids(catalog: SqlCatalog, pyi: Any) -> None:
     create_table(catalog, "db.t", SCHEMA, [("identity", "region"), ("day", "ts")], format_version=1)
     replaced = create_or_replace_table(
         catalog, "db.t", SCHEMA, [("bucket", "id", 2), ("day", "ts")]
@@ -196,6 +196,8 @@ def test_v1_replace_keeps_positional_partition_ids(catalog: SqlCatalog) -> None:
         ("ts_day", "day", 1001),
         ("id_bucket", "bucket[2]", 1002),
     ]
+    loaded = pyi.load_table("db.t")
+    assert [str(f.transform) for f in loaded.spec().fields] == ["void", "day", "bucket[2]"]
     upgraded = create_or_replace_table(catalog, "db.t", SCHEMA, properties={"format-version": "2"})
     assert upgraded.metadata.format_version == 2
     with pytest.raises(ValidationError, match="downgrade"):

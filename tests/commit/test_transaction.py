@@ -202,7 +202,7 @@ def test_lost_races_are_retried_inside_one_loop(tmp_path: Path) -> None:
     class Flaky(SqlCatalog):
         fail_next = 0
 
-        def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:  # type: ignore[override]
+        def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:
             if self.fail_next:
                 self.fail_next -= 1
                 raise CommitFailed("injected")

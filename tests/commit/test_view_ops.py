@@ -71,7 +71,8 @@ def cat(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def read_json(view: Any) -> dict[str, Any]:
-    return json.loads(view.io.read(view.metadata_location))
+    doc: dict[str, Any] = json.loads(view.io.read(view.metadata_location))
+    return doc
 
 
 def test_create_writes_spec_metadata(cat: Any) -> None:
@@ -160,7 +161,9 @@ def test_dialects_cannot_be_dropped_unless_allowed(cat: Any) -> None:
     dropped = replace_view(
         cat, "db.v", "SELECT 2", VIEW_SCHEMA, properties={"replace.drop-dialect.allowed": "true"}
     )
-    assert [r.dialect for r in dropped.metadata.current_version().representations] == ["spark"]
+    assert [r.to_json()["dialect"] for r in dropped.metadata.current_version().representations] == [
+        "spark"
+    ]
     with pytest.raises(ValidationError, match="one SQL representation"):
         replace_view(cat, "db.v", {"spark": "SELECT 1", "SPARK": "SELECT 2"}, VIEW_SCHEMA)
 

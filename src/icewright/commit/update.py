@@ -117,6 +117,10 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
         new = base
         for update in updates:
             new = update.apply(new)
+        if new is base:
+            # Nothing changed (setting a property to its value, an empty ref change):
+            # like Java, write no metadata file for a no-op.
+            return CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
         # The committer records the base file in the metadata log (as Java's builder
         # does), so the returned handle holds exactly what the catalog stores.
         new = new.with_previous_metadata(current.metadata_location, base.last_updated_ms)

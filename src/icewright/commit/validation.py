@@ -14,14 +14,14 @@ snapshots between the start and the branch head (Iceberg Java's
   :func:`validate_deleted_data_files`, :func:`validate_data_files_exist`.
 
 Each check raises :class:`~icewright.errors.ValidationError` naming the conflicting files.
-Delete files are matched to data files by the spec's rules ("Scan Planning"): sequence
-numbers, partition, ``referenced_data_file`` and column bounds.
+Delete files are matched to data files by the spec's rules ("Scan Planning": sequence
+numbers, partition, ``referenced_data_file``, column bounds) through
+:class:`~icewright.scan.DeleteFileIndex`.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -44,6 +44,7 @@ from icewright.manifest.data_file import (
 )
 from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.scan.delete_index import DeleteFileIndex, partition_key
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import Operation, Snapshot
@@ -56,10 +57,10 @@ __all__ = [
     "ADDED_DELETE_OPERATIONS",
     "REMOVED_DATA_OPERATIONS",
     "PartitionSet",
+    "RowFilter",
     "added_data_files",
     "added_delete_files",
     "ancestors_between",
-    "delete_applies_to",
     "is_ancestor_of",
     "read_entries",
     "snapshot_manifests",
@@ -78,9 +79,6 @@ REMOVED_DATA_OPERATIONS = frozenset({Operation.OVERWRITE, Operation.REPLACE, Ope
 """Snapshots of these operations may remove data files."""
 ADDED_DELETE_OPERATIONS = frozenset({Operation.OVERWRITE, Operation.DELETE})
 """Snapshots of these operations may add delete files that change table rows."""
-
-# Reserved field id of ``file_path`` in position delete files (spec: "Position Delete Files").
-POS_DELETE_FILE_PATH_ID = 2147483546
 
 
 # --- history ---------------------------------------------------------------------------
@@ -145,6 +143,7 @@ def validation_history(
     io: FileIO,
     starting_snapshot_id: int | None,
     parent: Snapshot,
+    *,
     operations: Iterable[Operation],
     content: ManifestContent,
 ) -> tuple[list[ManifestFile], set[int]]:
@@ -179,16 +178,9 @@ def validation_history(
 # --- partitions ------------------------------------------------------------------------
 
 
-def _value_key(value: Any) -> Any:
-    if isinstance(value, float):
-        # spec "Scan Planning" note 3: floats are equal when their bits are (NaNs normalized).
-        return ("f", struct.pack(">d", math.nan if math.isnan(value) else value))
-    return value
-
-
-def partition_key(partition: Sequence[Any]) -> tuple[Any, ...]:
-    """A hashable key under which equal partition tuples (spec note 3) are equal."""
-    return tuple(_value_key(v) for v in partition)
+def _key(spec_id: int, partition: Sequence[Any]) -> tuple[Any, ...]:
+    # spec "Scan Planning" note 3: floats are equal when their bits are (NaNs normalized).
+    return partition_key(spec_id, partition)
 
 
 class PartitionSet:
@@ -197,17 +189,17 @@ class PartitionSet:
     __slots__ = ("_items",)
 
     def __init__(self, items: Iterable[tuple[int, Sequence[Any]]] = ()) -> None:
-        self._items: dict[tuple[int, tuple[Any, ...]], tuple[Any, ...]] = {}
+        self._items: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         for spec_id, partition in items:
             self.add(spec_id, partition)
 
     def add(self, spec_id: int, partition: Sequence[Any]) -> None:
         """Add one partition of spec ``spec_id``."""
-        self._items.setdefault((spec_id, partition_key(partition)), tuple(partition))
+        self._items.setdefault(_key(spec_id, partition), tuple(partition))
 
     def contains(self, spec_id: int, partition: Sequence[Any]) -> bool:
         """Whether the partition of spec ``spec_id`` is in the set."""
-        return (spec_id, partition_key(partition)) in self._items
+        return _key(spec_id, partition) in self._items
 
     def __contains__(self, item: object) -> bool:
         if not isinstance(item, tuple) or len(item) != 2:
@@ -221,8 +213,8 @@ class PartitionSet:
         return bool(self._items)
 
     def __iter__(self) -> Iterator[tuple[int, tuple[Any, ...]]]:
-        for (spec_id, _), partition in self._items.items():
-            yield spec_id, partition
+        for key, partition in self._items.items():
+            yield key[0], partition
 
     def describe(self, specs: Mapping[int, PartitionSpec], schema: Schema) -> str:
         """The partitions as Hive-style paths, for messages."""
@@ -255,7 +247,9 @@ class PartitionSet:
         return False
 
 
-def _summaries_allow(manifest: ManifestFile, types: Sequence[Any], partition: Sequence[Any]) -> bool:
+def _summaries_allow(
+    manifest: ManifestFile, types: Sequence[Any], partition: Sequence[Any]
+) -> bool:
     summaries = manifest.partitions or ()
     for pos, value in enumerate(partition):
         if pos >= len(summaries) or pos >= len(types):
@@ -330,6 +324,7 @@ def _matching_entries(
     metadata: TableMetadata,
     io: FileIO,
     manifests: Iterable[ManifestFile],
+    *,
     data_filter: Expression | None,
     partitions: PartitionSet | None,
     case_sensitive: bool,
@@ -385,11 +380,23 @@ def added_data_files(
     if parent is None:
         return []
     manifests, snapshot_ids = validation_history(
-        metadata, io, starting_snapshot_id, parent, ADDED_DATA_OPERATIONS, ManifestContent.DATA
+        metadata,
+        io,
+        starting_snapshot_id,
+        parent,
+        operations=ADDED_DATA_OPERATIONS,
+        content=ManifestContent.DATA,
     )
     return [
         e
-        for e in _matching_entries(metadata, io, manifests, data_filter, partitions, case_sensitive)
+        for e in _matching_entries(
+            metadata,
+            io,
+            manifests,
+            data_filter=data_filter,
+            partitions=partitions,
+            case_sensitive=case_sensitive,
+        )
         if e.status is EntryStatus.ADDED and e.snapshot_id in snapshot_ids
     ]
 
@@ -440,12 +447,24 @@ def added_delete_files(
     if parent is None or metadata.format_version < 2:
         return []
     manifests, _ = validation_history(
-        metadata, io, starting_snapshot_id, parent, ADDED_DELETE_OPERATIONS, ManifestContent.DELETES
+        metadata,
+        io,
+        starting_snapshot_id,
+        parent,
+        operations=ADDED_DELETE_OPERATIONS,
+        content=ManifestContent.DELETES,
     )
     start_seq = starting_sequence_number(metadata, starting_snapshot_id)
     return [
         e
-        for e in _matching_entries(metadata, io, manifests, data_filter, partitions, case_sensitive)
+        for e in _matching_entries(
+            metadata,
+            io,
+            manifests,
+            data_filter=data_filter,
+            partitions=partitions,
+            case_sensitive=case_sensitive,
+        )
         if e.is_live and (e.sequence_number or 0) > start_seq
     ]
 
@@ -508,99 +527,23 @@ def validate_no_new_deletes_for_data_files(
     if not deletes:
         return
     start_seq = starting_sequence_number(metadata, starting_snapshot_id)
-    schema = metadata.schema()
-    specs = metadata.specs_by_id()
+    index = DeleteFileIndex(deletes, metadata.specs_by_id(), metadata.schemas)
     for data_file in data_files:
+        # The data file is taken to be as old as the starting snapshot (Java does so).
         applying = [
             d
-            for d in deletes
-            if delete_applies_to(d, data_file, start_seq, specs, schema)
-            and not (
-                ignore_equality_deletes
-                and d.data_file.content is FileContent.EQUALITY_DELETES
-            )
+            for d in index.for_data_file(data_file, start_seq)
+            if not (ignore_equality_deletes and d.content is FileContent.EQUALITY_DELETES)
         ]
         if applying:
             kind = "position delete" if ignore_equality_deletes else "delete"
+            shown = ", ".join(d.file_path for d in applying[:20])
             raise ValidationError(
                 f"cannot commit: found a new {kind} for replaced data file "
-                f"{data_file.file_path}: {_paths(applying)}; another writer deleted rows from it "
-                f"after snapshot {starting_snapshot_id}, and replacing the file would bring "
-                f"them back: {_RETRY_HINT}"
+                f"{data_file.file_path}: {shown}; another writer deleted rows from it after "
+                f"snapshot {starting_snapshot_id}, and replacing the file would bring them "
+                f"back: {_RETRY_HINT}"
             )
-
-
-def delete_applies_to(
-    delete: ManifestEntry,
-    data_file: DataFile,
-    data_sequence_number: int,
-    specs: Mapping[int, PartitionSpec],
-    schema: Schema,
-) -> bool:
-    """Whether a delete file entry must be applied to a data file of the given data
-    sequence number (spec: "Scan Planning" scope rules, with Java's metric pruning)."""
-    d = delete.data_file
-    delete_seq = delete.sequence_number if delete.sequence_number is not None else 0
-    same_partition = d.spec_id == data_file.spec_id and partition_key(
-        d.partition
-    ) == partition_key(data_file.partition)
-    if d.content is FileContent.POSITION_DELETES:
-        if data_sequence_number > delete_seq or not same_partition:
-            return False
-        if d.referenced_data_file is not None:
-            return d.referenced_data_file == data_file.file_path
-        return _path_within_bounds(d, data_file.file_path)
-    if d.content is FileContent.EQUALITY_DELETES:
-        if data_sequence_number >= delete_seq:
-            return False
-        spec = specs.get(d.spec_id)
-        is_global = spec is not None and spec.is_unpartitioned
-        if not (is_global or same_partition):
-            return False
-        return _equality_ranges_overlap(d, data_file, schema)
-    return False
-
-
-def _path_within_bounds(delete: DataFile, path: str) -> bool:
-    lower = (delete.lower_bounds or {}).get(POS_DELETE_FILE_PATH_ID)
-    upper = (delete.upper_bounds or {}).get(POS_DELETE_FILE_PATH_ID)
-    encoded = path.encode()
-    # Bounds are UTF-8 bytes, whose order is code point order (spec: Appendix D).
-    if lower is not None and encoded < bytes(lower):
-        return False
-    return not (upper is not None and encoded > bytes(upper))
-
-
-def _equality_ranges_overlap(delete: DataFile, data_file: DataFile, schema: Schema) -> bool:
-    for field_id in delete.equality_ids or ():
-        try:
-            t = schema.find_type(field_id)
-        except ValidationError:
-            continue
-        if not isinstance(t, PrimitiveType):
-            continue
-        bounds = (
-            (data_file.lower_bounds or {}).get(field_id),
-            (data_file.upper_bounds or {}).get(field_id),
-            (delete.lower_bounds or {}).get(field_id),
-            (delete.upper_bounds or {}).get(field_id),
-        )
-        if any(b is None for b in bounds):
-            continue
-        if _nulls(data_file, field_id) and _nulls(delete, field_id):
-            continue  # a deleted null may match a null row
-        try:
-            data_lo, data_hi, del_lo, del_hi = (from_bytes(t, b) for b in bounds if b is not None)
-            if data_hi < del_lo or del_hi < data_lo:
-                return False
-        except (TypeError, ValidationError):
-            continue
-    return True
-
-
-def _nulls(f: DataFile, field_id: int) -> bool:
-    count = (f.null_value_counts or {}).get(field_id)
-    return count is None or count > 0
 
 
 # --- removed data files ----------------------------------------------------------------
@@ -620,11 +563,23 @@ def validate_deleted_data_files(
     if parent is None:
         return
     manifests, snapshot_ids = validation_history(
-        metadata, io, starting_snapshot_id, parent, REMOVED_DATA_OPERATIONS, ManifestContent.DATA
+        metadata,
+        io,
+        starting_snapshot_id,
+        parent,
+        operations=REMOVED_DATA_OPERATIONS,
+        content=ManifestContent.DATA,
     )
     conflicts = [
         e
-        for e in _matching_entries(metadata, io, manifests, data_filter, partitions, case_sensitive)
+        for e in _matching_entries(
+            metadata,
+            io,
+            manifests,
+            data_filter=data_filter,
+            partitions=partitions,
+            case_sensitive=case_sensitive,
+        )
         if e.status is EntryStatus.DELETED and e.snapshot_id in snapshot_ids
     ]
     if conflicts:
@@ -658,12 +613,22 @@ def validate_data_files_exist(
         {Operation.OVERWRITE, Operation.REPLACE} if skip_deletes else REMOVED_DATA_OPERATIONS
     )
     manifests, snapshot_ids = validation_history(
-        metadata, io, starting_snapshot_id, parent, operations, ManifestContent.DATA
+        metadata,
+        io,
+        starting_snapshot_id,
+        parent,
+        operations=operations,
+        content=ManifestContent.DATA,
     )
     missing = [
         e
         for e in _matching_entries(
-            metadata, io, manifests, conflict_detection_filter, None, case_sensitive
+            metadata,
+            io,
+            manifests,
+            data_filter=conflict_detection_filter,
+            partitions=None,
+            case_sensitive=case_sensitive,
         )
         if e.status is EntryStatus.DELETED
         and e.snapshot_id in snapshot_ids

@@ -95,7 +95,9 @@ def current_entries(table: Table, *, live_only: bool = True) -> list[tuple[Any, 
 
 def live_paths(table: Table, content: FileContent = FileContent.DATA) -> set[str]:
     """Paths of the live files of one content kind in the current snapshot."""
-    return {e.data_file.file_path for _, e in current_entries(table) if e.data_file.content is content}
+    return {
+        e.data_file.file_path for _, e in current_entries(table) if e.data_file.content is content
+    }
 
 
 def referenced_metadata_files(table: Table) -> set[str]:
@@ -111,11 +113,15 @@ def referenced_metadata_files(table: Table) -> set[str]:
 def avro_files(table: Table) -> set[str]:
     """Every Avro file under the table's metadata directory."""
     return {
-        f.path for f in table.io.list_prefix(f"{table.location}/metadata") if f.path.endswith(".avro")
+        f.path
+        for f in table.io.list_prefix(f"{table.location}/metadata")
+        if f.path.endswith(".avro")
     }
 
 
-def pyiceberg_read(tmp_path: Path, name: str = "db.orders") -> tuple[list[int], list[int], list[str]]:
+def pyiceberg_read(
+    tmp_path: Path, name: str = "db.orders"
+) -> tuple[list[int], list[int], list[str]]:
     """Sorted ids, snapshot ids and operations, as pyiceberg 0.12 reads the table."""
     from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
@@ -194,10 +200,12 @@ def equality_delete_file(table: Table, like: DataFile, ids: list[int]) -> DataFi
 
 def test_ancestors_between_and_history(make_table: Callable[..., Table]) -> None:
     table = make_table(**FAST)
-    ids = []
+    ids: list[int] = []
     for day in (1, 2, 3):
-        table = MergeAppend(table, files_for(table, rows(2, day))).commit().table
-        ids.append(table.metadata.current_snapshot_id)
+        result = MergeAppend(table, files_for(table, rows(2, day))).commit()
+        assert result.snapshot_id is not None
+        table = result.table
+        ids.append(result.snapshot_id)
     meta = table.metadata
     assert [s.snapshot_id for s in ancestors_between(meta, ids[2], ids[0])] == [ids[2], ids[1]]
     assert [s.snapshot_id for s in ancestors_between(meta, ids[2], None)] == ids[::-1]
@@ -214,7 +222,12 @@ def test_ancestors_between_and_history(make_table: Callable[..., Table]) -> None
     assert {m.added_snapshot_id for m in manifests} == {ids[1], ids[2]}
     with pytest.raises(ValidationError, match="cannot determine the history"):
         validation_history(
-            meta, table.io, 12345, parent, operations={Operation.APPEND}, content=ManifestContent.DATA
+            meta,
+            table.io,
+            12345,
+            parent,
+            operations={Operation.APPEND},
+            content=ManifestContent.DATA,
         )
 
 
@@ -226,9 +239,11 @@ def test_added_data_files_by_filter_and_partition(make_table: Callable[..., Tabl
     parent = after.metadata.current_snapshot()
     io = after.io
     # A filter on another region or day finds nothing; one on 'us' finds the new file.
-    validate_added_data_files(after.metadata, io, start_id, parent, data_filter=parse("region = 'eu'"))
+    validate_added_data_files(
+        after.metadata, io, start_id, parent, data_filter=parse("region = 'eu'")
+    )
     validate_added_data_files(after.metadata, io, start_id, parent, data_filter=parse("id < 5"))
-    with pytest.raises(ValidationError, match="conflicting files .* region = 'us'"):
+    with pytest.raises(ValidationError, match=r"conflicting files .* region = 'us'"):
         validate_added_data_files(
             after.metadata, io, start_id, parent, data_filter=parse("region = 'us'")
         )
@@ -389,7 +404,7 @@ def test_race_matrix(
     before = table.refresh()
     handle_a, handle_b = before, before.refresh()  # two writers read the same state
     late_op = OPS[late].build(handle_a, setup, 2000)  # prepared first, commits second
-    OPS[winner].build(handle_b, setup, 1000).commit()
+    OPS[winner].build(handle_b, setup, 1000).commit(handle_b)
 
     expected = OPS[winner].effect(_rows_of(start_rows), 1000)
     error = MATRIX[(late, winner)]
@@ -418,7 +433,7 @@ class FlakyCatalog(SqlCatalog):
     fail_next = 0
     unknown_after_success = False
 
-    def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:  # type: ignore[override]
+    def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:
         if self.fail_next > 0:
             self.fail_next -= 1
             raise CommitFailed("injected: the pointer moved")
@@ -430,7 +445,9 @@ class FlakyCatalog(SqlCatalog):
 
 @pytest.fixture
 def flaky(tmp_path: Path) -> FlakyCatalog:
-    cat = FlakyCatalog("test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=str(tmp_path / "wh"))
+    cat = FlakyCatalog(
+        "test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=str(tmp_path / "wh")
+    )
     cat.create_namespace("db")
     return cat
 
@@ -464,6 +481,9 @@ def test_next_swaps_fail_and_every_operation_still_lands(
     assert ids == sorted(OPS[name].effect(start, 1000))
     # Three losing attempts wrote lists (and filtered manifests); none is left.
     assert avro_files(final) == referenced_metadata_files(final)
+    # Manifests (new files, filtered) were written once and reused: one list per attempt.
+    manifests_written = {"append": 1, "overwrite": 2, "replace": 2, "delete": 1, "rewrite": 2}
+    assert len(op.files_written()) == 4 + manifests_written[name]
 
 
 @pytest.mark.parametrize("name", ["overwrite", "delete", "rewrite"])

@@ -230,7 +230,9 @@ def test_equality_delete_nulls() -> None:
     assert applies(nulls_only, 6, unknown)
     # and a file of only nulls is untouched by a delete without nulls
     only_null_data = data_file(value_counts={4: 10}, null_value_counts={4: 10})
-    values = delete_file("eq", "v", equality_ids=(4,), value_counts={4: 3}, null_value_counts={4: 0})
+    values = delete_file(
+        "eq", "v", equality_ids=(4,), value_counts={4: 3}, null_value_counts={4: 0}
+    )
     assert not applies(values, 6, only_null_data)
     assert applies(values, 6, some_nulls)
 
@@ -242,7 +244,11 @@ def test_equality_delete_on_a_dropped_column_still_applies() -> None:
 
 # --- the index against a plain reading of the spec, on random files --------------------------
 
-PARTITIONS = {0: [()], 1: [("eu",), ("us",)], 2: [("eu", 1), ("eu", 2)]}
+PARTITIONS: dict[int, list[tuple[Any, ...]]] = {
+    0: [()],
+    1: [("eu",), ("us",)],
+    2: [("eu", 1), ("eu", 2)],
+}
 
 
 def spec_rule(delete: DataFile, dseq: int, data: DataFile, seq: int) -> bool:

@@ -7,6 +7,7 @@ every plan is also checked against pyiceberg 0.12's ``plan_files`` on the same c
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from typing import Any
@@ -30,10 +31,11 @@ from icewright.expressions import (
     less_than,
     less_than_or_equal,
     not_equal,
+    parse,
     starts_with,
 )
-from icewright.manifest import DataFile
-from icewright.scan import TableScan, plan_files, select_columns
+from icewright.manifest import DataFile, read_manifest_list
+from icewright.scan import TableScan, plan_files, plan_snapshot, select_columns
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, StructType
 from tests.expressions.oracle import to_py
@@ -241,8 +243,10 @@ def test_residuals_per_partition(make_table: Callable[..., Table]) -> None:
     table = make_table(fields=[("day", "ts"), ("identity", "region")])
     table = append(table, make_rows(40, step_hours=5))
     mid = START + dt.timedelta(days=2, hours=6)
-    day_of_mid = (micros(mid) // DAY_US)
-    tasks = plan_files(table, filter=and_(greater_than_or_equal("ts", micros(mid)), equal("region", "eu")))
+    day_of_mid = micros(mid) // DAY_US
+    tasks = plan_files(
+        table, filter=and_(greater_than_or_equal("ts", micros(mid)), equal("region", "eu"))
+    )
     assert tasks and all(t.partition[1] == "eu" for t in tasks)
     for t in tasks:
         text = str(t.residual)
@@ -260,13 +264,15 @@ def test_residuals_per_partition(make_table: Callable[..., Table]) -> None:
 # --- DELETED entries, parallel reads, partition evolution ------------------------------------
 
 
-def test_deleted_entries_are_not_planned(
-    make_table: Callable[..., Table], py_catalog: Any
-) -> None:
+def test_deleted_entries_are_not_planned(make_table: Callable[..., Table], py_catalog: Any) -> None:
     table = make_table(fields=[("identity", "region")])
     table = append(table, make_rows(8))
     table = append(table, make_rows(8, start=8))
-    first = {t.file_path for t in plan_files(table) if t.snapshot_id == table.metadata.snapshots[0].snapshot_id}
+    first = {
+        t.file_path
+        for t in plan_files(table)
+        if t.snapshot_id == table.metadata.snapshots[0].snapshot_id
+    }
     assert len(first) == 4
     gone = sorted(first)[:2]
     table = row_delta(table, remove=gone)
@@ -344,6 +350,7 @@ def test_select_columns(unpartitioned: Table) -> None:
     assert [f.name for f in scan.projection().fields] == ["id", "region"]
     assert TableScan.of(unpartitioned).select("*").projection() == unpartitioned.metadata.schema()
     assert plan_files(unpartitioned, columns=["id"]) == plan_files(unpartitioned)
+    assert select_columns(unpartitioned.metadata.schema(), ["*"]) == unpartitioned.metadata.schema()
     with pytest.raises(ValidationError, match="nope"):
         TableScan.of(unpartitioned).select("nope")
     nested = Schema(
@@ -358,7 +365,9 @@ def test_select_columns(unpartitioned: Table) -> None:
     assert [f.name for f in picked.fields] == ["loc"]
     inner = picked.fields[0].field_type
     assert isinstance(inner, StructType) and [f.name for f in inner.fields] == ["zip"]
-    assert select_columns(nested, ["LOC"], case_sensitive=False).find_field("loc.city").field_id == 3
+    assert (
+        select_columns(nested, ["LOC"], case_sensitive=False).find_field("loc.city").field_id == 3
+    )
 
 
 def test_v1_tables_plan_without_sequence_numbers(
@@ -371,3 +380,36 @@ def test_v1_tables_plan_without_sequence_numbers(
     assert len(tasks) == 2
     assert all(t.data_sequence_number == 0 and t.delete_files == () for t in tasks)
     assert our_plan(table, "region = 'eu'") == py_plan(py_catalog, "region = 'eu'")
+
+
+def test_v1_snapshots_listing_manifests_inline(make_table: Callable[..., Table]) -> None:
+    table = make_table(fields=[("identity", "region")], format_version=1)
+    table = append(table, make_rows(8))
+    snap = table.metadata.current_snapshot()
+    assert snap is not None and snap.manifest_list is not None
+    listed = read_manifest_list(table.io.read(snap.manifest_list))
+    # an early v1 snapshot: manifest paths inline, no manifest list
+    inline = dataclasses.replace(
+        snap, manifest_list=None, manifests=tuple(m.manifest_path for m in listed)
+    )
+    meta = dataclasses.replace(table.metadata, snapshots=(inline,))
+    expected = plan_files(table, filter="region in ('eu', 'us')")
+    got = plan_files((meta, table.io), filter="region in ('eu', 'us')")
+    assert [t.file_path for t in got] == [t.file_path for t in expected]
+    assert len(got) == 2
+    plan = TableScan.of((meta, table.io)).plan()
+    assert plan.metrics.total_data_manifests == plan.metrics.scanned_data_manifests == 1
+
+
+def test_plan_snapshot_plans_a_snapshot_the_caller_chose(unpartitioned: Table) -> None:
+    first = unpartitioned.metadata.snapshots[0]
+    plan = plan_snapshot(
+        unpartitioned.metadata, unpartitioned.io, first, row_filter=parse("id < 100")
+    )
+    assert plan.snapshot == first
+    assert [t.file_path for t in plan.tasks] == [
+        t.file_path for t in plan_files(unpartitioned, snapshot_id=first.snapshot_id)
+    ]
+    assert len(plan.tasks) == 1 and plan.metrics.total_data_manifests == 1
+    empty = plan_snapshot(unpartitioned.metadata, unpartitioned.io, None)
+    assert empty.tasks == () and empty.metrics.scanned_data_manifests == 0

@@ -50,7 +50,8 @@ def history(make_table: Callable[..., Table]) -> tuple[Table, list[int], list[se
 def test_default_scan_reads_the_current_snapshot(history: Any) -> None:
     table, ids, live = history
     scan = TableScan.of(table)
-    assert scan.snapshot() is not None and scan.snapshot().snapshot_id == ids[-1]
+    snapshot = scan.snapshot()
+    assert snapshot is not None and snapshot.snapshot_id == ids[-1]
     assert paths(scan.plan_files()) == live[-1]
     # each append wrote one file per region
     assert [len(s) for s in live] == [4, 8, 12]
@@ -112,7 +113,7 @@ def test_a_log_entry_of_an_expired_snapshot_is_refused(history: Any) -> None:
         snapshot_log=(SnapshotLogEntry(1000, 424242), SnapshotLogEntry(2000, ids[0])),
     )
     assert snapshot_id_as_of_time(meta, 1500) == 424242
-    with pytest.raises(ValidationError, match="424242.*expired"):
+    with pytest.raises(ValidationError, match=r"424242.*expired"):
         snapshot_as_of_time(meta, 1500)
     empty = dataclasses.replace(table.metadata, snapshot_log=())
     with pytest.raises(ValidationError, match="snapshot log is empty"):
@@ -144,7 +145,7 @@ def test_refs_branch_and_tag(history: Any, py_catalog: Any) -> None:
 
 
 def test_time_travel_binds_to_the_snapshot_schema(history: Any) -> None:
-    table, ids, live = history
+    table, ids, _ = history
     table = UpdateSchema(table).rename_column("region", "area").commit().table
     table = ManageSnapshots(table).create_tag("old", ids[0]).create_branch("b", ids[0]).commit()
     table = table.table
@@ -167,9 +168,9 @@ def test_time_travel_binds_to_the_snapshot_schema(history: Any) -> None:
 
 def test_bad_selectors(history: Any) -> None:
     table, ids, _ = history
-    with pytest.raises(ValidationError, match="no snapshot 12345.*known snapshot ids"):
+    with pytest.raises(ValidationError, match=r"no snapshot 12345.*known snapshot ids"):
         plan_files(table, snapshot_id=12345)
-    with pytest.raises(ValidationError, match="no branch or tag named 'nope'.*main"):
+    with pytest.raises(ValidationError, match=r"no branch or tag named 'nope'.*main"):
         plan_files(table, ref="nope")
     with pytest.raises(ValidationError, match="only one of"):
         plan_files(table, snapshot_id=ids[0], ref="main")

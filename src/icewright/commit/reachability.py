@@ -27,7 +27,7 @@ from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import FileContent, ManifestFile
 from icewright.manifest.manifest import read_manifest
-from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_list import ManifestListReader, read_manifest_list
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
@@ -367,17 +367,44 @@ def unreachable_files(
     )
 
 
+_LIST_WINDOW = 64
+"""Manifest lists fetched at once by :func:`_manifests_of` before they are decoded."""
+
+
 def _manifests_of(
     io: FileIO, snapshots: Sequence[Snapshot], workers: int
 ) -> tuple[dict[str, ManifestFile], list[tuple[Snapshot, Exception]]]:
-    """The manifests of ``snapshots`` by path, and the snapshots whose list failed to read."""
+    """The manifests of ``snapshots`` by path, and the snapshots whose list failed to read.
+
+    Lists are fetched in parallel but decoded one by one, oldest first, by one
+    :class:`ManifestListReader`: a list mostly repeats its parent's records, which the
+    reader then does not decode again (a long history's lists hold each manifest once per
+    later snapshot, which made decoding them the whole cost of expiring snapshots).
+    """
     by_id = {s.snapshot_id: s for s in snapshots}
-    found, failures = _read_all(lambda sid: snapshot_manifests(io, by_id[sid]), by_id, workers)
+    ordered = sorted(by_id.values(), key=lambda s: (s.sequence_number, s.timestamp_ms))
+    reader = ManifestListReader()
     manifests: dict[str, ManifestFile] = {}
-    for listed in found.values():
-        for m in listed:
-            manifests.setdefault(m.manifest_path, m)
-    return manifests, [(by_id[sid], e) for sid, e in failures.items()]
+    failures: list[tuple[Snapshot, Exception]] = []
+    for start in range(0, len(ordered), _LIST_WINDOW):
+        window = ordered[start : start + _LIST_WINDOW]
+        paths = [s.manifest_list for s in window if s.manifest_list is not None]
+        data, read_failures = _read_all(io.read, paths, workers)
+        for snapshot in window:
+            path = snapshot.manifest_list
+            try:
+                if path is None:
+                    listed: Sequence[ManifestFile] = snapshot_manifests(io, snapshot)
+                elif path in read_failures:
+                    raise read_failures[path]
+                else:
+                    listed = reader.read(data[path], path)
+            except Exception as exc:  # reported per snapshot, as the caller decides
+                failures.append((snapshot, exc))
+                continue
+            for m in listed:
+                manifests.setdefault(m.manifest_path, m)
+    return manifests, failures
 
 
 def _named(snapshot: Snapshot) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 import json
 import uuid
+import zlib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import fastavro
@@ -91,6 +93,177 @@ def open_avro(data: bytes, what: str) -> tuple[dict[str, str], AvroSchema, list[
             f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
         ) from exc
     return metadata, writer_schema, records
+
+
+@dataclass(frozen=True)
+class AvroContainer:
+    """An Avro container file opened for decoding record by record.
+
+    ``body`` is every block's decompressed data, one after the other; ``block_ends`` the
+    offset in ``body`` where each block ends and ``block_counts`` how many records it
+    holds. Records never span blocks, so ``body`` decodes as one stream of records.
+    """
+
+    metadata: dict[str, str]
+    writer_schema: AvroSchema
+    schema_text: str
+    raw_schema: Any
+    body: bytes
+    block_ends: tuple[int, ...]
+    block_counts: tuple[int, ...]
+
+    @property
+    def record_count(self) -> int:
+        """How many records the blocks say the file holds."""
+        return sum(self.block_counts)
+
+    def decode(self, start: int, end: int) -> tuple[list[dict[str, Any]], list[int]]:
+        """The records of ``body[start:end]`` and the offset each starts at.
+
+        Raises ``ValueError`` when the records do not end exactly at ``end``.
+        """
+        stream = io.BytesIO(self.body)
+        stream.seek(start)
+        records: list[dict[str, Any]] = []
+        offsets: list[int] = []
+        position = start
+        while position < end:
+            offsets.append(position)
+            record = fastavro.schemaless_reader(stream, self.raw_schema, None)
+            assert isinstance(record, dict)
+            records.append(record)
+            position = stream.tell()
+        if position != end:
+            raise ValueError(f"a record runs past offset {end}")
+        return records, offsets
+
+
+def open_container(data: bytes, what: str) -> AvroContainer:
+    """The header and decompressed blocks of an Avro container file.
+
+    Values decode as in :func:`open_avro` (logical types stripped). Anything unreadable
+    becomes :class:`InvalidMetadata`.
+    """
+    try:
+        metadata, sync, position = _read_header(data)
+        schema_text = metadata["avro.schema"]
+        writer_schema, raw_schema = _parsed_schema(schema_text)
+        codec = metadata.get("avro.codec", "null")
+        if codec in ("null", "deflate"):
+            parts, ends, counts = _read_blocks(data, position, sync, codec)
+        else:
+            parts, ends, counts = _read_blocks_fastavro(data)
+    except Exception as exc:  # corrupt input fails in many ways (IndexError, zlib.error ...)
+        raise InvalidMetadata(
+            f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
+        ) from exc
+    return AvroContainer(
+        metadata, writer_schema, schema_text, raw_schema, b"".join(parts), ends, counts
+    )
+
+
+def _read_long(data: bytes, position: int) -> tuple[int, int]:
+    """A zigzag varint (Avro ``long``) at ``position``, and the position after it."""
+    shift = result = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (result >> 1) ^ -(result & 1), position
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 10 bytes")
+
+
+def _read_header(data: bytes) -> tuple[dict[str, str], bytes, int]:
+    # Avro spec, "Object Container Files": magic, a map of bytes, a 16-byte sync marker.
+    if data[:4] != b"Obj\x01":
+        raise ValueError("no Avro magic bytes at the start")
+    metadata: dict[str, str] = {}
+    position = 4
+    while True:
+        count, position = _read_long(data, position)
+        if count == 0:
+            break
+        if count < 0:  # a block that also gives its size in bytes
+            count = -count
+            _, position = _read_long(data, position)
+        for _ in range(count):
+            size, position = _read_long(data, position)
+            key = data[position : position + size].decode("utf-8")
+            position += size
+            size, position = _read_long(data, position)
+            value = data[position : position + size]
+            position += size
+            if len(value) != size:
+                raise ValueError("the header ends early")
+            try:
+                metadata[key] = value.decode("utf-8")
+            except UnicodeDecodeError:
+                pass  # binary metadata: not something Iceberg stores
+    sync = data[position : position + 16]
+    if len(sync) != 16:
+        raise ValueError("the header ends before its sync marker")
+    return metadata, sync, position + 16
+
+
+def _read_blocks(
+    data: bytes, position: int, sync: bytes, codec: str
+) -> tuple[list[bytes], tuple[int, ...], tuple[int, ...]]:
+    parts: list[bytes] = []
+    ends: list[int] = []
+    counts: list[int] = []
+    size = 0
+    while position < len(data):
+        count, position = _read_long(data, position)
+        length, position = _read_long(data, position)
+        if count < 0 or length < 0 or position + length + 16 > len(data):
+            raise ValueError(f"a block at offset {position} is cut short or malformed")
+        block = data[position : position + length]
+        position += length
+        if data[position : position + 16] != sync:
+            raise ValueError(f"the block ending at offset {position} has a wrong sync marker")
+        position += 16
+        if codec == "deflate":
+            block = zlib.decompress(block, -15)  # raw RFC 1951 data
+        parts.append(block)
+        size += len(block)
+        ends.append(size)
+        counts.append(count)
+    return parts, tuple(ends), tuple(counts)
+
+
+def _read_blocks_fastavro(data: bytes) -> tuple[list[bytes], tuple[int, ...], tuple[int, ...]]:
+    parts: list[bytes] = []
+    ends: list[int] = []
+    counts: list[int] = []
+    size = 0
+    for block in fastavro.block_reader(io.BytesIO(data)):
+        body = block.bytes_.getvalue()  # type: ignore[attr-defined]  # decompressed
+        parts.append(body)
+        size += len(body)
+        ends.append(size)
+        counts.append(block.num_records)
+    return parts, tuple(ends), tuple(counts)
+
+
+_PARSED: dict[str, tuple[AvroSchema, Any]] = {}
+
+
+def _parsed_schema(schema_text: str) -> tuple[AvroSchema, Any]:
+    """The writer schema and fastavro's parsed form of it without logical types.
+
+    Remembered by schema text: every manifest list of a table has the same schema, and
+    parsing it cost more than decoding a short list. Callers must not change the result.
+    """
+    found = _PARSED.get(schema_text)
+    if found is None:
+        writer_schema = json.loads(schema_text)
+        found = (writer_schema, fastavro.parse_schema(strip_logical_types(writer_schema)))
+        if len(_PARSED) < 256:
+            _PARSED[schema_text] = found
+    return found
 
 
 def int_header(metadata: Mapping[str, str], key: str, default: int, what: str) -> int:
@@ -236,34 +409,79 @@ def _is_int(value: Any, bits: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit
 
 
+def _check_bits(bits: int) -> Callable[[Any], Any]:
+    limit = 2 ** (bits - 1)
+
+    def check(value: Any) -> Any:
+        ok = isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit
+        return value if ok else _INVALID
+
+    return check
+
+
+def _checked(test: Callable[[Any], bool]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        return value if test(value) else _INVALID
+
+    return check
+
+
+def avro_datum_converter(t: IcebergType) -> Callable[[Any], Any]:
+    """A function turning a non-null value of type ``t`` into its Avro datum (Appendix A).
+
+    It returns :data:`INVALID` when the value does not follow the project's conventions
+    for ``t``. The type is looked at once, here, rather than for every value: writers
+    convert one partition value per data file.
+    """
+    if isinstance(t, BooleanType):
+        return _checked(lambda v: isinstance(v, bool))
+    if isinstance(t, _INT32_TYPES):
+        return _check_bits(32)
+    if isinstance(t, _INT64_TYPES):
+        return _check_bits(64)
+    if isinstance(t, FloatType | DoubleType):
+        return lambda v: float(v) if _is_int(v, 64) or isinstance(v, float) else _INVALID
+    if isinstance(t, StringType):
+        return _checked(lambda v: isinstance(v, str))
+    if isinstance(t, UUIDType):
+        return lambda v: v.bytes if isinstance(v, uuid.UUID) else _INVALID
+    if isinstance(t, FixedType):
+        length = t.length
+        return _checked(lambda v: isinstance(v, bytes) and len(v) == length)
+    if isinstance(t, BinaryType | GeometryType | GeographyType):
+        return _checked(lambda v: isinstance(v, bytes))
+    if isinstance(t, DecimalType):
+        decimal_type = t
+        size = decimal_required_bytes(t.precision)
+
+        def to_fixed(value: Any) -> Any:
+            try:
+                unscaled = decimal_to_unscaled(decimal_type, value)  # exact: scale, precision
+            except ValidationError:
+                return _INVALID
+            # Appendix A: fixed of minBytesRequired(P), unscaled two's complement big-endian.
+            return unscaled.to_bytes(size, "big", signed=True)
+
+        return to_fixed
+    return lambda v: _INVALID
+
+
+INVALID = _INVALID
+"""What :func:`avro_datum_converter`'s functions return for a value that does not fit."""
+
+
 def _avro_datum(t: IcebergType, value: Any) -> Any:
     """The Avro datum of ``value``, or ``_INVALID`` when it does not fit type ``t``."""
-    if isinstance(t, BooleanType):
-        ok = isinstance(value, bool)
-    elif isinstance(t, _INT32_TYPES):
-        ok = _is_int(value, 32)
-    elif isinstance(t, _INT64_TYPES):
-        ok = _is_int(value, 64)
-    elif isinstance(t, FloatType | DoubleType):
-        return float(value) if _is_int(value, 64) or isinstance(value, float) else _INVALID
-    elif isinstance(t, StringType):
-        ok = isinstance(value, str)
-    elif isinstance(t, UUIDType):
-        return value.bytes if isinstance(value, uuid.UUID) else _INVALID
-    elif isinstance(t, FixedType):
-        ok = isinstance(value, bytes) and len(value) == t.length
-    elif isinstance(t, BinaryType | GeometryType | GeographyType):
-        ok = isinstance(value, bytes)
-    elif isinstance(t, DecimalType):
-        try:
-            unscaled = decimal_to_unscaled(t, value)  # exact, checks scale and precision
-        except ValidationError:
-            return _INVALID
-        # Appendix A: fixed of minBytesRequired(P), unscaled two's complement big-endian.
-        return unscaled.to_bytes(decimal_required_bytes(t.precision), "big", signed=True)
-    else:
-        ok = False
-    return value if ok else _INVALID
+    return avro_datum_converter(t)(value)
+
+
+def invalid_partition_value(t: IcebergType, value: Any, what: str) -> ValidationError:
+    """The error for a partition value that does not fit its field's type ``t``."""
+    return ValidationError(
+        f"{what}: {value!r} is not a valid {t} value; see the value conventions "
+        "(e.g. date as int days, timestamp as int microseconds, decimal as Decimal "
+        "with the type's scale, uuid as uuid.UUID)"
+    )
 
 
 def partition_value_to_avro(t: IcebergType, value: Any, what: str) -> Any:
@@ -276,11 +494,7 @@ def partition_value_to_avro(t: IcebergType, value: Any, what: str) -> Any:
         return None
     datum = _avro_datum(t, value)
     if datum is _INVALID:
-        raise ValidationError(
-            f"{what}: {value!r} is not a valid {t} value; see the value conventions "
-            "(e.g. date as int days, timestamp as int microseconds, decimal as Decimal "
-            "with the type's scale, uuid as uuid.UUID)"
-        )
+        raise invalid_partition_value(t, value, what)
     return datum
 
 

@@ -304,6 +304,57 @@ class ManifestFile:
         return dataclasses.replace(self, **changes)
 
 
+def manifest_file_from_reader(
+    *,
+    manifest_path: str,
+    manifest_length: int,
+    partition_spec_id: int,
+    added_snapshot_id: int,
+    content: ManifestContent,
+    sequence_number: int,
+    min_sequence_number: int,
+    added_files_count: int | None,
+    existing_files_count: int | None,
+    deleted_files_count: int | None,
+    added_rows_count: int | None,
+    existing_rows_count: int | None,
+    deleted_rows_count: int | None,
+    partitions: tuple[PartitionFieldSummary, ...] | None,
+    key_metadata: bytes | None,
+    first_row_id: int | None,
+) -> ManifestFile:
+    """A :class:`ManifestFile` from a manifest list reader, built without ``__init__``.
+
+    For speed: a frozen dataclass sets each of its 16 fields through
+    ``object.__setattr__``, which made building the records of a long manifest list cost
+    as much as decoding them. The reader passes every field, with ``content`` already a
+    :class:`ManifestContent` and ``partitions`` a tuple, which is all ``__post_init__``
+    would have normalized.
+    """
+    if content.__class__ is not ManifestContent:
+        raise ValidationError(f"{manifest_path}: manifest content must be a ManifestContent")
+    manifest = object.__new__(ManifestFile)
+    manifest.__dict__.update(
+        manifest_path=manifest_path,
+        manifest_length=manifest_length,
+        partition_spec_id=partition_spec_id,
+        added_snapshot_id=added_snapshot_id,
+        content=content,
+        sequence_number=sequence_number,
+        min_sequence_number=min_sequence_number,
+        added_files_count=added_files_count,
+        existing_files_count=existing_files_count,
+        deleted_files_count=deleted_files_count,
+        added_rows_count=added_rows_count,
+        existing_rows_count=existing_rows_count,
+        deleted_rows_count=deleted_rows_count,
+        partitions=partitions,
+        key_metadata=key_metadata,
+        first_row_id=first_row_id,
+    )
+    return manifest
+
+
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "UNASSIGNED_SEQ",

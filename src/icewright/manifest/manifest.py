@@ -19,8 +19,11 @@ import fastavro
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
 from icewright.manifest.avro_codec import (
     DEFAULT_CODEC,
+    INVALID,
+    avro_datum_converter,
     avro_value_converter,
     int_header,
+    invalid_partition_value,
     map_to_avro,
     named_types,
     open_avro,
@@ -30,6 +33,14 @@ from icewright.manifest.avro_codec import (
     renames_by_field_id,
     resolve,
     write_avro,
+)
+from icewright.manifest.avro_encoder import (
+    FAST_CODECS,
+    EncodeError,
+    Encoder,
+    SchemaCompiler,
+    container_file,
+    long_bytes,
 )
 from icewright.manifest.avro_schemas import (
     BLOCK_SIZE,
@@ -163,7 +174,10 @@ class ManifestWriter:
         self._avro_schema = manifest_entry_schema(format_version, self.partition_type)
         self._partition_names = [avro_field_name(f.name) for f in self.partition_type.fields]
         self._entries: list[ManifestEntry] = []
-        self._records: list[dict[str, Any]] = []
+        # Each entry is encoded (and so checked) as it is added; see avro_encoder for why
+        # icewright encodes manifests itself.
+        self._encode = _entry_encoder(self._avro_schema, self.partition_type)
+        self._encoded: list[bytes] = []
         self._summaries = [_FieldSummaryBuilder(f.field_type) for f in self.partition_type.fields]
 
     # --- adding entries -----------------------------------------------------
@@ -223,11 +237,17 @@ class ManifestWriter:
     def add_entry(self, entry: ManifestEntry) -> None:
         """Add an entry as is, normalized to the form the spec says to store."""
         stored = self._prepare(entry)
-        record = self._entry_record(stored)
+        buf = bytearray()
+        try:
+            self._encode(stored, buf)
+        except EncodeError as exc:
+            raise ValidationError(
+                f"manifest entry for {stored.data_file.file_path}: {exc.path}: {exc.problem}"
+            ) from None
         for builder, value in zip(self._summaries, stored.data_file.partition, strict=True):
             builder.update(value)
         self._entries.append(stored)
-        self._records.append(record)
+        self._encoded.append(bytes(buf))
 
     @property
     def entries(self) -> tuple[ManifestEntry, ...]:
@@ -367,7 +387,10 @@ class ManifestWriter:
 
     def to_bytes(self) -> bytes:
         """The Avro manifest file holding every entry added so far."""
-        return write_avro(self._avro_schema, self._records, self.metadata(), self.codec)
+        if self.codec in FAST_CODECS:
+            return container_file(self._avro_schema, self._encoded, self.metadata(), self.codec)
+        records = [self._entry_record(e) for e in self._entries]
+        return write_avro(self._avro_schema, records, self.metadata(), self.codec)
 
     def finish(self, manifest_path: str) -> tuple[bytes, ManifestFile]:
         """The manifest bytes and their :class:`ManifestFile`, to be stored at ``manifest_path``."""
@@ -400,6 +423,50 @@ class ManifestWriter:
             deleted_rows_count=counts[EntryStatus.DELETED][1],
             partitions=tuple(b.summary() for b in self._summaries),
         )
+
+
+def _partition_encoder(avro_schema: AvroSchema, partition_type: StructType) -> Encoder:
+    """The encoder of a data file's partition tuple as the ``r102`` record of ``avro_schema``.
+
+    Values are checked and converted per field type (the types are looked at once, here).
+    """
+    named = named_types(avro_schema)
+    data_file = _field_by_id(avro_schema, DATA_FILE_FIELD_ID, named)
+    record = _field_by_id(data_file, PARTITION_FIELD_ID, named)
+    compiler = SchemaCompiler()
+    fields = [
+        (f, avro_datum_converter(f.field_type), compiler.compile(avro_field["type"]))
+        for f, avro_field in zip(partition_type.fields, record["fields"], strict=True)
+    ]
+
+    def write_partition(df: DataFile, buf: bytearray) -> None:
+        for (f, convert, encode), value in zip(fields, df.partition, strict=True):
+            datum = None
+            if value is not None:
+                datum = convert(value)
+                if datum is INVALID:
+                    what = f"{df.file_path}: partition field {f.name!r}"
+                    raise invalid_partition_value(f.field_type, value, what)
+            encode(datum, buf)
+
+    return write_partition
+
+
+def _entry_encoder(avro_schema: AvroSchema, partition_type: StructType) -> Encoder:
+    """The encoder of a stored :class:`ManifestEntry` as a ``manifest_entry`` record."""
+    compiler = SchemaCompiler(
+        {
+            # The partition tuple is encoded from the whole DataFile (for error messages).
+            "partition": (None, _partition_encoder(avro_schema, partition_type)),
+            # Deprecated and required in v1 only: always the default.
+            "block_size_in_bytes": (lambda df: DEFAULT_BLOCK_SIZE, _write_long_field),
+        }
+    )
+    return compiler.compile(avro_schema)
+
+
+def _write_long_field(value: Any, buf: bytearray) -> None:
+    buf += long_bytes(value)
 
 
 def write_manifest(

@@ -7,6 +7,7 @@
 * :class:`TableScan` / :func:`plan_files` -- plan a scan: manifest pruning by partition
   summaries, entry pruning by partition and column metrics, delete file association and
   residual filters; time travel by snapshot id, ref or timestamp;
+* :func:`plan_snapshot` -- the planning itself, for a snapshot chosen by the caller;
 * :class:`FileScanTask` -- one data file with its delete files and residual;
 * :class:`ScanPlan` / :class:`ScanMetrics` -- the tasks and what planning read and skipped;
 * :class:`DeleteFileIndex` -- the spec's delete scope rules, indexed;
@@ -23,15 +24,9 @@ from icewright.scan.delete_index import (
     partition_key,
     referenced_data_file,
 )
-from icewright.scan.planner import (
-    DEFAULT_MAX_WORKERS,
-    FileScanTask,
-    ScanMetrics,
-    ScanPlan,
-    TableScan,
-    plan_files,
-    select_columns,
-)
+from icewright.scan.planner import DEFAULT_MAX_WORKERS, plan_snapshot
+from icewright.scan.table_scan import Source, TableScan, plan_files, select_columns
+from icewright.scan.tasks import FileScanTask, ScanMetrics, ScanPlan
 from icewright.scan.time_travel import (
     ScanTarget,
     resolve_scan_target,
@@ -49,10 +44,12 @@ __all__ = [
     "ScanMetrics",
     "ScanPlan",
     "ScanTarget",
+    "Source",
     "TableScan",
     "is_deletion_vector",
     "partition_key",
     "plan_files",
+    "plan_snapshot",
     "referenced_data_file",
     "resolve_scan_target",
     "schema_for_snapshot",

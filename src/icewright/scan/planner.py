@@ -1,34 +1,32 @@
-"""Scan planning: the data files a scan reads, with their delete files and residuals.
+"""Scan planning: the data files a snapshot's scan reads, with delete files and residuals.
 
-Spec: "Scan Planning". For the chosen snapshot (see :mod:`icewright.scan.time_travel`):
+Spec: "Scan Planning"; Iceberg Java's ``ManifestGroup`` and ``DeleteFileIndex``. For one
+snapshot, :func:`plan_snapshot`:
 
-1. read the manifest list; skip manifests without live files (file counts) and those whose
-   partition summaries cannot match the filter, projected inclusively onto the spec each
-   manifest was written with (:class:`~icewright.expressions.ManifestEvaluator`);
-2. read the remaining data and delete manifests in parallel (the cost of planning a big
-   table is reading manifests), dropping DELETED entries, entries whose partition cannot
+1. reads the manifest list and skips manifests without live files (file counts) and those
+   whose partition summaries cannot match the filter, projected inclusively onto the spec
+   each manifest was written with (:class:`~icewright.expressions.ManifestEvaluator`);
+2. reads the remaining data and delete manifests in parallel (reading manifests is the
+   cost of planning a big table), dropping DELETED entries, entries whose partition cannot
    match (:class:`~icewright.expressions.PartitionEvaluator`) and files whose column
    metrics prove that no row matches
    (:class:`~icewright.expressions.InclusiveMetricsEvaluator`);
-3. index the delete files (:class:`~icewright.scan.delete_index.DeleteFileIndex`) and give
-   every data file the delete files that apply to it and the residual filter of its
+3. indexes the delete files (:class:`~icewright.scan.delete_index.DeleteFileIndex`) and
+   gives every data file the delete files that apply to it and the residual filter of its
    partition (:class:`~icewright.expressions.ResidualEvaluator`).
 
-This follows Iceberg Java's ``DataTableScan`` / ``ManifestGroup``. :class:`TableScan` is an
-immutable builder; :func:`plan_files` is the one-call form.
+Most callers use :class:`icewright.scan.TableScan`, which also chooses the snapshot.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from icewright.errors import InvalidMetadata, ValidationError
 from icewright.expressions import (
@@ -38,9 +36,7 @@ from icewright.expressions import (
     ManifestEvaluator,
     PartitionEvaluator,
     ResidualEvaluator,
-    and_,
     bind,
-    parse,
 )
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import (
@@ -53,345 +49,50 @@ from icewright.manifest.data_file import (
 from icewright.manifest.manifest import read_manifest, read_manifest_metadata
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan.delete_index import DeleteFileIndex
-from icewright.scan.time_travel import ScanTarget, resolve_scan_target
+from icewright.scan.tasks import FileScanTask, ScanMetrics, ScanPlan
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
-from icewright.spec.types import NestedField, StructType
 
-__all__ = [
-    "DEFAULT_MAX_WORKERS",
-    "FileScanTask",
-    "ScanMetrics",
-    "ScanPlan",
-    "TableScan",
-    "plan_files",
-    "select_columns",
-]
+__all__ = ["DEFAULT_MAX_WORKERS", "plan_snapshot"]
 
 DEFAULT_MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)
 """Threads that read manifests at once unless a scan says otherwise (I/O bound on S3)."""
 
 
-class _TableLike(Protocol):
-    """What a scan needs of a table handle (``icewright.catalog.Table`` has it)."""
-
-    @property
-    def metadata(self) -> TableMetadata: ...
-
-    @property
-    def io(self) -> FileIO: ...
-
-
-Source = _TableLike | tuple[TableMetadata, FileIO]
-
-
-@dataclass(frozen=True, slots=True)
-class FileScanTask:
-    """One data file to read, with the delete files to apply and the filter left to apply.
-
-    ``residual`` is bound to the scan schema: :data:`~icewright.expressions.ALWAYS_TRUE`
-    when every row of the file's partition matches the filter. ``delete_files`` follow the
-    spec's scope rules (see :mod:`icewright.scan.delete_index`).
-    """
-
-    data_file: DataFile
-    delete_files: tuple[DataFile, ...]
-    residual: Expression
-    spec_id: int
-    data_sequence_number: int
-    file_sequence_number: int | None = None
-    snapshot_id: int | None = None
-
-    @property
-    def file_path(self) -> str:
-        """The data file's location."""
-        return self.data_file.file_path
-
-    @property
-    def record_count(self) -> int:
-        """Rows in the data file (before deletes)."""
-        return self.data_file.record_count
-
-    @property
-    def partition(self) -> tuple[Any, ...]:
-        """The data file's partition tuple (of spec ``spec_id``)."""
-        return self.data_file.partition
-
-
-@dataclass(frozen=True, slots=True)
-class ScanMetrics:
-    """What planning read and skipped (names as in Iceberg Java's ``ScanMetrics``).
-
-    ``scanned_*_manifests`` counts the manifests that were opened and read.
-    """
-
-    total_data_manifests: int = 0
-    scanned_data_manifests: int = 0
-    skipped_data_manifests: int = 0
-    total_delete_manifests: int = 0
-    scanned_delete_manifests: int = 0
-    skipped_delete_manifests: int = 0
-    result_data_files: int = 0
-    skipped_data_files: int = 0
-    indexed_delete_files: int = 0
-    skipped_delete_files: int = 0
-    result_delete_files: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ScanPlan:
-    """The outcome of planning: the snapshot read, the schema and filter used, the tasks."""
-
-    snapshot: Snapshot | None
-    schema: Schema
-    projected_schema: Schema
-    filter: Expression
-    tasks: tuple[FileScanTask, ...]
-    metrics: ScanMetrics
-
-    @property
-    def data_files(self) -> tuple[DataFile, ...]:
-        """The data files of the tasks, in task order."""
-        return tuple(t.data_file for t in self.tasks)
-
-    @property
-    def delete_files(self) -> tuple[DataFile, ...]:
-        """Every delete file some task applies, each once, in first-use order."""
-        seen: dict[str, DataFile] = {}
-        for t in self.tasks:
-            for d in t.delete_files:
-                seen.setdefault(d.file_path, d)
-        return tuple(seen.values())
-
-
-# --- the builder ---------------------------------------------------------------------------
-
-
-def _source(source: Source) -> tuple[TableMetadata, FileIO]:
-    if isinstance(source, tuple):
-        if len(source) != 2 or not isinstance(source[0], TableMetadata):
-            raise ValidationError(
-                "a scan source is a Table or a (TableMetadata, FileIO) pair, "
-                f"got a tuple of {len(source)} items"
-            )
-        return source[0], source[1]
-    metadata = getattr(source, "metadata", None)
-    io = getattr(source, "io", None)
-    if not isinstance(metadata, TableMetadata) or io is None:
-        raise ValidationError(
-            f"a scan source is a Table or a (TableMetadata, FileIO) pair, got {source!r}"
-        )
-    return metadata, io
-
-
-def _as_expression(value: Expression | str | None) -> Expression:
-    if value is None:
-        return ALWAYS_TRUE
-    if isinstance(value, str):
-        return parse(value)
-    if isinstance(value, Expression):
-        return value
-    raise ValidationError(
-        f"a row filter is an Expression or a SQL-like string such as \"region = 'eu'\", "
-        f"got {type(value).__name__} {value!r}"
-    )
-
-
-@dataclass(frozen=True, eq=False)
-class TableScan:
-    """An immutable scan description; every method returns a changed copy.
-
-    >>> # TableScan.of(table).use_ref("audit").filter("region = 'eu'").plan_files()
-
-    At most one of ``snapshot_id``, ``ref`` and ``as_of_ms`` selects the snapshot (default:
-    the current one). The row filter is bound to the scan schema when the scan is built,
-    so an unknown column or a bad literal fails at once with a :class:`ValidationError`.
-    """
-
-    metadata: TableMetadata
-    io: FileIO = field(repr=False)
-    snapshot_id: int | None = None
-    ref: str | None = None
-    as_of_ms: int | dt.datetime | None = None
-    row_filter: Expression = ALWAYS_TRUE
-    case_sensitive: bool = True
-    columns: tuple[str, ...] | None = None
-    max_workers: int | None = None
-    _target: ScanTarget = field(init=False, repr=False)
-    _bound: Expression = field(init=False, repr=False)
-    _projection: Schema = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.case_sensitive, bool):
-            raise ValidationError(f"case_sensitive must be a bool, got {self.case_sensitive!r}")
-        if self.max_workers is not None and (
-            isinstance(self.max_workers, bool)
-            or not isinstance(self.max_workers, int)
-            or self.max_workers < 1
-        ):
-            raise ValidationError(
-                f"max_workers must be a positive integer, got {self.max_workers!r}"
-            )
-        object.__setattr__(self, "row_filter", _as_expression(self.row_filter))
-        if self.columns is not None:
-            if isinstance(self.columns, str):
-                object.__setattr__(self, "columns", (self.columns,))
-            else:
-                object.__setattr__(self, "columns", tuple(self.columns))
-        target = resolve_scan_target(
-            self.metadata, snapshot_id=self.snapshot_id, ref=self.ref, as_of_ms=self.as_of_ms
-        )
-        object.__setattr__(self, "_target", target)
-        object.__setattr__(
-            self, "_bound", bind(self.row_filter, target.schema, self.case_sensitive)
-        )
-        object.__setattr__(
-            self, "_projection", select_columns(target.schema, self.columns, self.case_sensitive)
-        )
-
-    @classmethod
-    def of(cls, source: Source, **options: Any) -> TableScan:
-        """A scan of ``source`` (a Table, or a (TableMetadata, FileIO) pair)."""
-        metadata, io = _source(source)
-        return cls(metadata, io, **options)
-
-    def _with(self, **changes: Any) -> TableScan:
-        return dataclasses.replace(self, **changes)
-
-    def _selector_is_free(self, name: str) -> None:
-        selectors = (("snapshot_id", self.snapshot_id), ("ref", self.ref), ("as_of", self.as_of_ms))
-        taken = [n for n, v in selectors if v is not None]
-        if taken:
-            raise ValidationError(
-                f"cannot {name}: this scan already reads by {taken[0]}; a scan reads one snapshot"
-            )
-
-    def use_snapshot(self, snapshot_id: int) -> TableScan:
-        """Read snapshot ``snapshot_id`` (with the schema it was written with)."""
-        self._selector_is_free("use_snapshot")
-        return self._with(snapshot_id=snapshot_id)
-
-    def use_ref(self, name: str) -> TableScan:
-        """Read the snapshot of branch or tag ``name``."""
-        self._selector_is_free("use_ref")
-        return self._with(ref=name)
-
-    def as_of(self, timestamp_ms: int | dt.datetime) -> TableScan:
-        """Read the snapshot that was current at ``timestamp_ms`` (or an aware datetime)."""
-        self._selector_is_free("as_of")
-        return self._with(as_of_ms=timestamp_ms)
-
-    def filter(self, expr: Expression | str) -> TableScan:
-        """Also require ``expr`` (ANDed with the filter so far)."""
-        return self._with(row_filter=and_(self.row_filter, _as_expression(expr)))
-
-    def select(self, *columns: str) -> TableScan:
-        """Read only these columns (dotted names for nested fields); ``"*"`` for all."""
-        return self._with(columns=None if "*" in columns else columns)
-
-    def with_case_sensitive(self, case_sensitive: bool = True) -> TableScan:
-        """Match column names with or without case."""
-        return self._with(case_sensitive=case_sensitive)
-
-    def with_max_workers(self, max_workers: int) -> TableScan:
-        """Read at most ``max_workers`` manifests at once."""
-        return self._with(max_workers=max_workers)
-
-    def snapshot(self) -> Snapshot | None:
-        """The snapshot this scan reads (None for a table without snapshots)."""
-        return self._target.snapshot
-
-    def schema(self) -> Schema:
-        """The schema the filter is bound to: the snapshot's for time travel."""
-        return self._target.schema
-
-    def projection(self) -> Schema:
-        """The selected columns of :meth:`schema`."""
-        return self._projection
-
-    def bound_filter(self) -> Expression:
-        """The row filter bound to :meth:`schema`."""
-        return self._bound
-
-    def plan(self) -> ScanPlan:
-        """Plan the scan: tasks and metrics."""
-        return _Planner(self).plan()
-
-    def plan_files(self) -> list[FileScanTask]:
-        """The scan's tasks: one per data file that may hold matching rows."""
-        return list(self.plan().tasks)
-
-
-def plan_files(
-    source: Source,
+def plan_snapshot(
+    metadata: TableMetadata,
+    io: FileIO,
+    snapshot: Snapshot | None,
     *,
-    snapshot_id: int | None = None,
-    ref: str | None = None,
-    as_of_ms: int | dt.datetime | None = None,
-    filter: Expression | str | None = None,
+    schema: Schema | None = None,
+    row_filter: Expression = ALWAYS_TRUE,
     case_sensitive: bool = True,
-    columns: Sequence[str] | None = None,
+    projected_schema: Schema | None = None,
     max_workers: int | None = None,
-) -> list[FileScanTask]:
-    """Plan a scan of ``source`` in one call; see :class:`TableScan`."""
-    return TableScan.of(
-        source,
-        snapshot_id=snapshot_id,
-        ref=ref,
-        as_of_ms=as_of_ms,
-        row_filter=_as_expression(filter),
-        case_sensitive=case_sensitive,
-        columns=None if columns is None else tuple(columns),
-        max_workers=max_workers,
-    ).plan_files()
+) -> ScanPlan:
+    """Plan a scan of ``snapshot`` (None: an empty plan) of the table ``metadata`` describes.
 
-
-# --- column selection ----------------------------------------------------------------------
-
-
-def select_columns(
-    schema: Schema, columns: Iterable[str] | None, case_sensitive: bool = True
-) -> Schema:
-    """``schema`` cut to ``columns`` and the structs that hold them (all columns with None).
-
-    A selected struct, list or map keeps everything inside it; a list or map that holds a
-    selected field is kept whole. Unknown names raise :class:`ValidationError`.
+    ``row_filter`` (bound or not) is bound to ``schema`` (default: the current schema).
+    ``max_workers`` caps the threads reading manifests (default
+    :data:`DEFAULT_MAX_WORKERS`).
     """
-    if columns is None:
-        return schema
-    wanted = {schema.find_field(name, case_sensitive).field_id for name in columns}
-
-    def prune(fields: tuple[NestedField, ...]) -> list[NestedField]:
-        out = []
-        for f in fields:
-            if f.field_id in wanted:
-                out.append(f)
-            elif isinstance(f.field_type, StructType):
-                inner = prune(f.field_type.fields)
-                if inner:
-                    out.append(dataclasses.replace(f, field_type=StructType(*inner)))
-            elif _holds_any(f, wanted, schema):
-                out.append(f)
-        return out
-
-    kept = prune(schema.fields)
-    return Schema(*kept, schema_id=schema.schema_id)
-
-
-def _holds_any(f: NestedField, wanted: set[int], schema: Schema) -> bool:
-    parents = {fid: schema.parent_id(fid) for fid in wanted}
-    for fid in wanted:
-        parent = parents[fid]
-        while parent is not None:
-            if parent == f.field_id:
-                return True
-            parent = schema.parent_id(parent)
-    return False
-
-
-# --- planning ------------------------------------------------------------------------------
+    if max_workers is not None and (
+        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+    ):
+        raise ValidationError(f"max_workers must be a positive integer, got {max_workers!r}")
+    scan_schema = metadata.schema() if schema is None else schema
+    return _Planner(
+        metadata=metadata,
+        io=io,
+        snapshot=snapshot,
+        schema=scan_schema,
+        expr=bind(row_filter, scan_schema, case_sensitive),
+        case_sensitive=case_sensitive,
+        projected_schema=scan_schema if projected_schema is None else projected_schema,
+        max_workers=max_workers or DEFAULT_MAX_WORKERS,
+    ).plan()
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,20 +129,34 @@ def _restrict_to_equality_columns(f: DataFile) -> DataFile:
 
 
 class _Planner:
-    """One planning run of a :class:`TableScan`."""
+    """One planning run of one snapshot."""
 
-    def __init__(self, scan: TableScan) -> None:
-        self.scan = scan
-        self.metadata = scan.metadata
-        self.io = scan.io
-        self.schema = scan.schema()
-        self.expr = scan.bound_filter()
+    def __init__(
+        self,
+        *,
+        metadata: TableMetadata,
+        io: FileIO,
+        snapshot: Snapshot | None,
+        schema: Schema,
+        expr: Expression,
+        case_sensitive: bool,
+        projected_schema: Schema,
+        max_workers: int,
+    ) -> None:
+        self.metadata = metadata
+        self.io = io
+        self.snapshot = snapshot
+        self.schema = schema
+        self.expr = expr
+        self.case_sensitive = case_sensitive
+        self.projected_schema = projected_schema
+        self.max_workers = max_workers
         self.filtering = self.expr is not ALWAYS_TRUE
         self.specs = self.metadata.specs_by_id()
         self._spec_filters: dict[int, _SpecFilters] = {}
         self._lock = threading.Lock()
         self.metrics: InclusiveMetricsEvaluator | None = (
-            InclusiveMetricsEvaluator(self.schema, self.expr, scan.case_sensitive)
+            InclusiveMetricsEvaluator(self.schema, self.expr, case_sensitive)
             if self.filtering
             else None
         )
@@ -460,7 +175,7 @@ class _Planner:
             found = self._spec_filters.get(spec_id)
             if found is None:
                 spec = self.spec(spec_id, where)
-                cs = self.scan.case_sensitive
+                cs = self.case_sensitive
                 found = _SpecFilters(
                     ManifestEvaluator(spec, self.schema, self.expr, cs),
                     PartitionEvaluator(spec, self.schema, self.expr, cs),
@@ -546,14 +261,14 @@ class _Planner:
     def read_all(self, jobs: list[Callable[[], _ManifestResult]]) -> list[_ManifestResult]:
         if len(jobs) <= 1:
             return [job() for job in jobs]
-        workers = min(len(jobs), self.scan.max_workers or DEFAULT_MAX_WORKERS)
+        workers = min(len(jobs), self.max_workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icewright-scan") as pool:
             return list(pool.map(lambda job: job(), jobs))
 
     # --- step 3: tasks -------------------------------------------------------------------
 
     def plan(self) -> ScanPlan:
-        snapshot = self.scan.snapshot()
+        snapshot = self.snapshot
         if snapshot is None:
             return self._result(None, (), ScanMetrics())
         listed = self.manifests(snapshot)
@@ -632,7 +347,7 @@ class _Planner:
         return ScanPlan(
             snapshot=snapshot,
             schema=self.schema,
-            projected_schema=self.scan.projection(),
+            projected_schema=self.projected_schema,
             filter=self.expr,
             tasks=tasks,
             metrics=metrics,

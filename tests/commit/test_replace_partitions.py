@@ -139,7 +139,10 @@ def test_conflicting_deletes_are_detected(make_table: Callable[..., Table]) -> N
     op = ReplacePartitions(table, files_for(table, rows(1, 1, "us", 71)))
     op.validate_no_conflicting_deletes().validate_no_conflicting_data()
     RowDelta(table).add_deletes(position_delete_file(table, files[0], [1])).commit()
-    assert op.commit().committed
+    result = op.commit()
+    # Replacing (day 1, us) also drops the delete file of that partition.
+    assert result.summary["removed-delete-files"] == "1"
+    assert result.summary["total-delete-files"] == "1"
 
 
 def test_replace_needs_files(make_table: Callable[..., Table]) -> None:

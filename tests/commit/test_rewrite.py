@@ -182,3 +182,26 @@ def test_lost_race_with_an_append_still_lands(
     assert avro_files(final) == referenced_metadata_files(final)
     ids, _, _ = pyiceberg_read(tmp_path)
     assert ids == [0, 1, 2, 3, 4, 50, 100, 101]
+
+
+def test_delete_files_older_than_all_data_are_dropped_with_their_manifest(
+    make_table: Callable[..., Table], tmp_path: Path
+) -> None:
+    # Java's dropDeleteFilesOlderThan: when a delete manifest is rewritten anyway, delete
+    # files whose data sequence number is below every remaining data file's go too.
+    table = make_table(**FAST)
+    e1, u1 = one_file(table, rows(3, 1, "eu", 0)), one_file(table, rows(3, 1, "us", 100))
+    table = MergeAppend(table, [e1, u1]).commit().table  # seq 1
+    d_eu, d_us = position_delete_file(table, e1, [0]), position_delete_file(table, u1, [0])
+    table = RowDelta(table).add_deletes(d_eu).add_deletes(d_us).commit().table  # seq 2
+    table = append(table, files_for(table, rows(1, 3, "eu", 50))).table  # seq 3
+    compacted = [one_file(table, rows(2, 1, "eu", 1)), one_file(table, rows(2, 1, "us", 101))]
+    op = RewriteFiles(table).rewrite_files([e1, u1, d_eu], compacted)
+    result = op.commit()
+    s = result.summary
+    # d_eu was named; d_us (seq 2) applies to no remaining data file (all seq >= 3).
+    assert (s["removed-delete-files"], s["removed-position-delete-files"]) == ("2", "2")
+    assert s["total-delete-files"] == "0"
+    assert live_paths(result.table, FileContent.POSITION_DELETES) == set()
+    ids, _, _ = pyiceberg_read(tmp_path)
+    assert ids == [1, 2, 50, 101, 102]

@@ -39,6 +39,7 @@ class FastAppend(SnapshotProducer):
         )
         self._files: list[DataFile] = []
         self._new_manifests: list[ManifestFile] | None = None
+        self._spec_ids = frozenset(table.metadata.specs_by_id())
         for f in files:
             self.append_file(f)
 
@@ -49,8 +50,7 @@ class FastAppend(SnapshotProducer):
                 f"{data_file.file_path}: an append adds data files; delete files go through "
                 "a row-delta operation"
             )
-        specs = self.table.metadata.specs_by_id()
-        if data_file.spec_id not in specs:
+        if data_file.spec_id not in self._spec_ids:
             raise ValidationError(
                 f"{data_file.file_path}: partition spec {data_file.spec_id} is not a spec of "
                 f"table {self.table.identifier}"
@@ -87,8 +87,10 @@ class FastAppend(SnapshotProducer):
     def manifests(
         self, base: TableMetadata, parent: Snapshot | None, summary: SummaryBuilder
     ) -> list[ManifestFile]:
+        specs = base.specs_by_id()
         for f in self._files:
-            summary.added_file(base.spec_by_id(f.spec_id), f)
+            spec = specs.get(f.spec_id)
+            summary.added_file(spec if spec is not None else base.spec_by_id(f.spec_id), f)
         new = self._write_new_manifests(base)
         existing: list[ManifestFile] = []
         if parent is not None and parent.manifest_list is None and parent.manifests:

@@ -276,7 +276,6 @@ class MergingSnapshotProducer(SnapshotProducer):
 
     def _new_manifests(
         self,
-        store: _Store,
         base: TableMetadata,
         groups: Mapping[int, Sequence[tuple[DataFile, int | None]]],
         content: ManifestContent,
@@ -335,24 +334,19 @@ class MergingSnapshotProducer(SnapshotProducer):
                 spec_id: [(f, self._new_data_sequence_number) for f in files.values()]
                 for spec_id, files in self._new_data.items()
             }
-            self._new_data_manifests = self._new_manifests(
-                store, base, groups, ManifestContent.DATA
-            )
+            self._new_data_manifests = self._new_manifests(base, groups, ManifestContent.DATA)
         if self._new_delete_manifests is None:
             delete_groups: dict[int, list[tuple[DataFile, int | None]]] = {}
             for f, seq in self._new_deletes.values():
                 delete_groups.setdefault(f.spec_id, []).append((f, seq))
             self._new_delete_manifests = self._new_manifests(
-                store, base, delete_groups, ManifestContent.DELETES
+                base, delete_groups, ManifestContent.DELETES
             )
 
         def keep(m: ManifestFile) -> bool:
             # A manifest with no live file is listed only by the snapshot that wrote it.
-            return (
-                m.has_added_files()
-                or m.has_existing_files()
-                or m.added_snapshot_id == (self.snapshot_id)
-            )
+            written_here = m.added_snapshot_id == self.snapshot_id
+            return m.has_added_files() or m.has_existing_files() or written_here
 
         unmerged = [m for m in [*self._new_data_manifests, *filtered] if keep(m)]
         unmerged_deletes = [m for m in [*self._new_delete_manifests, *filtered_deletes] if keep(m)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from icewright.manifest.data_file import DataFile, FileContent, ManifestContent, ManifestFile
 from icewright.spec.partitioning import PartitionSpec
@@ -50,6 +51,9 @@ ENGINE_VERSION = "engine-version"
 COMMIT_KEY = "icewright.commit-key"
 
 PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
+
+# Partition value classes whose equal values always render the same partition path.
+_MEMO_SAFE = frozenset({int, str, bytes, type(None)})
 
 # (total, added, removed): the totals a snapshot carries forward from its parent.
 TOTALS: tuple[tuple[str, str, str], ...] = (
@@ -165,6 +169,8 @@ class SummaryBuilder:
     _partitions: dict[str, _Counts] = field(default_factory=dict)
     _trust_partitions: bool = True
     _duplicate_deletes: int = 0
+    _paths: dict[tuple[int, int, tuple[Any, ...]], str] = field(default_factory=dict)
+    _specs: dict[int, PartitionSpec] = field(default_factory=dict)
 
     def added_file(self, spec: PartitionSpec, f: DataFile) -> None:
         self._counts.file(f, added=True)
@@ -188,8 +194,23 @@ class SummaryBuilder:
 
     def _partition(self, spec: PartitionSpec, f: DataFile, added: bool) -> None:
         if self._trust_partitions:
-            path = spec.partition_to_path(f.partition, self.schema) if spec.fields else ""
+            path = self._partition_path(spec, f.partition) if spec.fields else ""
             self._partitions.setdefault(path, _Counts()).file(f, added)
+
+    def _partition_path(self, spec: PartitionSpec, partition: tuple[Any, ...]) -> str:
+        # Memoized per spec and tuple: a commit adds many files to few partitions, and
+        # rendering a path (transform to text, URL escaping) is costly. Only tuples of
+        # values whose equality means equal text (not floats: 0.0 == -0.0, not Decimals:
+        # 1.0 == 1.00, not bools: True == 1) are remembered.
+        if not all(v.__class__ in _MEMO_SAFE for v in partition):
+            return spec.partition_to_path(partition, self.schema)
+        key = (spec.spec_id, id(spec), partition)
+        path = self._paths.get(key)
+        if path is None:
+            path = spec.partition_to_path(partition, self.schema)
+            self._paths[key] = path
+            self._specs[id(spec)] = spec  # keeps id(spec) unique while the key is in use
+        return path
 
     def build(self) -> dict[str, str]:
         """This snapshot's own summary properties (no totals, no operation)."""

@@ -561,6 +561,9 @@ class Snapshot:
         ``sequence-number`` reads as 0 and a missing summary as None.
         """
         o = _json_object(obj, "a snapshot")
+        fast = _plain_snapshot(cls, o)
+        if fast is not None:
+            return fast
         what = "snapshot"
         snapshot_id = _req_long(o, "snapshot-id", what)
         what = f"snapshot {snapshot_id}"
@@ -588,6 +591,62 @@ class Snapshot:
                 key_id=_opt_str(o, "key-id", what),
             ),
         )
+
+
+_PLAIN_SNAPSHOT_KEYS = frozenset(
+    "sequence-number snapshot-id parent-snapshot-id timestamp-ms summary manifest-list "  # noqa: SIM905
+    "schema-id".split()
+)
+
+
+def _long_or_none(value: Any) -> bool:
+    return value is None or (value.__class__ is int and _LONG_MIN <= value <= _LONG_MAX)
+
+
+def _plain_snapshot(cls: type[Snapshot], o: dict[str, Any]) -> Snapshot | None:
+    """The snapshot of a v2-style object whose every value is well formed, else None.
+
+    For speed: a table's metadata holds a snapshot per commit, and the general reader's
+    per-field helpers cost more than building the snapshot. Anything unusual (v1 inline
+    manifests, v3 fields, a wrong type or range) returns None and goes the general way,
+    which also words the errors.
+    """
+    if not o.keys() <= _PLAIN_SNAPSHOT_KEYS:
+        return None
+    snapshot_id = o.get("snapshot-id")
+    timestamp_ms = o.get("timestamp-ms")
+    manifest_list = o.get("manifest-list")
+    sequence_number = o.get("sequence-number")
+    parent = o.get("parent-snapshot-id")
+    schema_id = o.get("schema-id")
+    summary = o.get("summary")
+    if (
+        snapshot_id is None
+        or timestamp_ms is None
+        or manifest_list.__class__ is not str
+        or not _long_or_none(snapshot_id)
+        or not _long_or_none(timestamp_ms)
+        or not _long_or_none(sequence_number)
+        or not _long_or_none(parent)
+        or not (
+            schema_id is None or (schema_id.__class__ is int and _INT_MIN <= schema_id <= _INT_MAX)
+        )
+        or (sequence_number is not None and sequence_number < 0)
+        or not (summary is None or summary.__class__ is dict)
+    ):
+        return None
+    try:
+        return cls(
+            snapshot_id=snapshot_id,
+            timestamp_ms=timestamp_ms,
+            manifest_list=manifest_list,
+            summary=None if summary is None else Summary.from_json(summary),
+            parent_snapshot_id=parent,
+            sequence_number=sequence_number or 0,
+            schema_id=schema_id,
+        )
+    except ValidationError:
+        return None
 
 
 # --- references --------------------------------------------------------------

@@ -1,4 +1,9 @@
-"""A real SQLite catalog with a partitioned table for commit tests."""
+"""A real SQLite catalog with a partitioned table for commit tests.
+
+The fixtures behind ``tests.catalog.conftest.make_catalog`` (a PostgreSQL server, moto's
+S3 server, moto's Glue with the ``VersionId`` check) are imported here so that commit
+tests can run on every catalog kind.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ from icewright.catalog import SqlCatalog, Table
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, TimestamptzType
+from tests.catalog.conftest import glue_mock  # noqa: F401
+from tests.support.postgres import postgres_url  # noqa: F401
+from tests.support.s3 import s3_server  # noqa: F401
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

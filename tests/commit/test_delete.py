@@ -14,7 +14,7 @@ from icewright.commit.row_delta import RowDelta
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, EntryStatus, FileContent, FileFormat
 from icewright.manifest.manifest_list import read_manifest_list
-from tests.commit.test_validation import (
+from tests.commit.support import (
     FAST,
     avro_files,
     current_entries,

@@ -24,7 +24,7 @@ from icewright.manifest.data_file import (
     ManifestFile,
 )
 from icewright.manifest.manifest_list import read_manifest_list
-from tests.commit.test_validation import (
+from tests.commit.support import (
     FAST,
     avro_files,
     current_entries,

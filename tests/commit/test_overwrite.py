@@ -19,7 +19,7 @@ from icewright.commit.overwrite import (
 from icewright.commit.row_delta import RowDelta
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, EntryStatus
-from tests.commit.test_validation import (
+from tests.commit.support import (
     FAST,
     avro_files,
     current_entries,

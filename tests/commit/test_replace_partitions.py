@@ -15,7 +15,7 @@ from icewright.commit.row_delta import RowDelta
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile
 from tests.commit.conftest import SCHEMA
-from tests.commit.test_validation import (
+from tests.commit.support import (
     FAST,
     avro_files,
     files_for,

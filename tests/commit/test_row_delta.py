@@ -12,7 +12,7 @@ from icewright.commit.delete import delete_files
 from icewright.commit.merge_append import MergeAppend, append
 from icewright.commit.row_delta import RowDelta
 from icewright.errors import ValidationError
-from tests.commit.test_validation import (
+from tests.commit.support import (
     FAST,
     files_for,
     one_file,

@@ -4,27 +4,20 @@ Two handles load the same table; one commits an operation, then the other commit
 own operation built on the stale handle (so its first attempt loses the race and it
 re-applies on the refreshed table). The expected outcome of every pair follows Iceberg
 Java's rules (``MergingSnapshotProducer`` validations): both commit, or the named
-``ValidationError``. Committed results are read back by pyiceberg 0.12.
-
-The helpers here (rows, data and delete files, pyiceberg reads) are shared by the other
-data-operation tests.
+``ValidationError``. Committed results are read back by pyiceberg 0.12. (The
+table-driven matrix over every operation and catalog kind is
+``tests/commit/test_conflict_matrix.py``.)
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import io as _io
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from icewright.arrow import rows_to_arrow, write_data_files
 from icewright.catalog import SqlCatalog, Table
 from icewright.commit.delete import DeleteFiles
 from icewright.commit.merge_append import MergeAppend
@@ -43,157 +36,22 @@ from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
 from icewright.expressions import parse
 from icewright.manifest.data_file import (
     DataFile,
-    FileContent,
-    FileFormat,
     ManifestContent,
-    ManifestEntry,
     PartitionFieldSummary,
 )
-from icewright.manifest.manifest import read_manifest
-from icewright.manifest.manifest_list import read_manifest_list
 from icewright.spec.snapshots import Operation
 from icewright.spec.table_metadata import TableMetadata
-from icewright.spec.types import LongType, StringType
 from icewright.spec.values import to_bytes
-
-UTC = dt.UTC
-FAST = {"commit.retry.min-wait-ms": "1", "commit.retry.max-wait-ms": "5"}
-
-# --- shared helpers ----------------------------------------------------------------------
-
-
-def rows(n: int, day: int = 1, region: str = "eu", start: int = 0) -> list[dict[str, Any]]:
-    """``n`` rows with ids from ``start``, all in partition (day, region)."""
-    base = dt.datetime(2026, 3, day, tzinfo=UTC)
-    return [
-        {"id": start + i, "ts": base + dt.timedelta(minutes=i), "region": region} for i in range(n)
-    ]
-
-
-def files_for(table: Table, data: list[dict[str, Any]]) -> list[DataFile]:
-    """Real Parquet data files for ``data`` (one per partition)."""
-    return write_data_files(table.io, table.metadata, rows_to_arrow(table.metadata.schema(), data))
-
-
-def one_file(table: Table, data: list[dict[str, Any]]) -> DataFile:
-    """One real data file (``data`` must be a single partition)."""
-    (f,) = files_for(table, data)
-    return f
-
-
-def current_entries(table: Table, *, live_only: bool = True) -> list[tuple[Any, ManifestEntry]]:
-    """(manifest, entry) of the current snapshot, data and delete manifests."""
-    snap = table.metadata.current_snapshot()
-    assert snap is not None and snap.manifest_list is not None
-    out = []
-    for m in read_manifest_list(table.io.read(snap.manifest_list)):
-        for e in read_manifest(table.io.read(m.manifest_path), m):
-            if e.is_live or not live_only:
-                out.append((m, e))
-    return out
-
-
-def live_paths(table: Table, content: FileContent = FileContent.DATA) -> set[str]:
-    """Paths of the live files of one content kind in the current snapshot."""
-    return {
-        e.data_file.file_path for _, e in current_entries(table) if e.data_file.content is content
-    }
-
-
-def referenced_metadata_files(table: Table) -> set[str]:
-    """Manifest lists and manifests that some snapshot of the table references."""
-    out: set[str] = set()
-    for snap in table.metadata.snapshots:
-        assert snap.manifest_list is not None
-        out.add(snap.manifest_list)
-        out.update(m.manifest_path for m in read_manifest_list(table.io.read(snap.manifest_list)))
-    return out
-
-
-def avro_files(table: Table) -> set[str]:
-    """Every Avro file under the table's metadata directory."""
-    return {
-        f.path
-        for f in table.io.list_prefix(f"{table.location}/metadata")
-        if f.path.endswith(".avro")
-    }
-
-
-def pyiceberg_read(
-    tmp_path: Path, name: str = "db.orders"
-) -> tuple[list[int], list[int], list[str]]:
-    """Sorted ids, snapshot ids and operations, as pyiceberg 0.12 reads the table."""
-    from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
-
-    theirs = PyIcebergSqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh"
-    )
-    try:
-        loaded = theirs.load_table(name)
-        ids = sorted(loaded.scan().to_arrow().column("id").to_pylist())
-        snaps = loaded.snapshots()
-        ops = [str(s.summary.operation.value) if s.summary else "" for s in snaps]
-        return ids, [s.snapshot_id for s in snaps], ops
-    finally:
-        theirs.engine.dispose()
-
-
-POS_PATH_ID = 2147483546
-POS_POS_ID = 2147483545
-
-
-def position_delete_file(table: Table, data_file: DataFile, positions: list[int]) -> DataFile:
-    """A real position delete file (Parquet ``file_path``/``pos``) for rows of ``data_file``."""
-    arrow_schema = pa.schema(
-        [
-            pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": str(POS_PATH_ID)}),
-            pa.field("pos", pa.int64(), False, {b"PARQUET:field_id": str(POS_POS_ID)}),
-        ]
-    )
-    data = pa.table(
-        {"file_path": [data_file.file_path] * len(positions), "pos": positions},
-        schema=arrow_schema,
-    )
-    buf = _io.BytesIO()
-    pq.write_table(data, buf)
-    path = f"{table.location}/data/pos-deletes-{uuid.uuid4()}.parquet"
-    table.io.create(path, buf.getvalue())
-    path_bytes = to_bytes(StringType(), data_file.file_path)
-    return DataFile(
-        file_path=path,
-        file_format=FileFormat.PARQUET,
-        content=FileContent.POSITION_DELETES,
-        record_count=len(positions),
-        file_size_in_bytes=len(buf.getvalue()),
-        partition=data_file.partition,
-        spec_id=data_file.spec_id,
-        lower_bounds={POS_PATH_ID: path_bytes, POS_POS_ID: to_bytes(LongType(), min(positions))},
-        upper_bounds={POS_PATH_ID: path_bytes, POS_POS_ID: to_bytes(LongType(), max(positions))},
-    )
-
-
-def equality_delete_file(table: Table, like: DataFile, ids: list[int]) -> DataFile:
-    """A real equality delete file on ``id`` in the partition of ``like``."""
-    arrow_schema = pa.schema([pa.field("id", pa.int64(), False, {b"PARQUET:field_id": "1"})])
-    buf = _io.BytesIO()
-    pq.write_table(pa.table({"id": ids}, schema=arrow_schema), buf)
-    path = f"{table.location}/data/eq-deletes-{uuid.uuid4()}.parquet"
-    table.io.create(path, buf.getvalue())
-    return DataFile(
-        file_path=path,
-        file_format=FileFormat.PARQUET,
-        content=FileContent.EQUALITY_DELETES,
-        record_count=len(ids),
-        file_size_in_bytes=len(buf.getvalue()),
-        partition=like.partition,
-        spec_id=like.spec_id,
-        equality_ids=(1,),
-        lower_bounds={1: to_bytes(LongType(), min(ids))},
-        upper_bounds={1: to_bytes(LongType(), max(ids))},
-        null_value_counts={1: 0},
-        value_counts={1: len(ids)},
-    )
-
+from tests.commit.support import (
+    FAST,
+    avro_files,
+    current_entries,
+    files_for,
+    live_paths,
+    pyiceberg_read,
+    referenced_metadata_files,
+    rows,
+)
 
 # --- history helpers -------------------------------------------------------------------
 

@@ -103,6 +103,15 @@ class SnapshotProducer(PendingUpdate):
     def table(self) -> Table:
         return self._table
 
+    @property
+    def written_manifests(self) -> tuple[str, ...]:
+        """The manifests this producer wrote so far, in order, over all attempts.
+
+        Each came from :meth:`new_manifest_path`; subclasses that rewrite manifests
+        (filtering, merging) use it to find the ones the committed snapshot does not list.
+        """
+        return tuple(self._written_manifests)
+
     def new_manifest_path(self, metadata: TableMetadata) -> str:
         """A unique location for a manifest this commit writes, remembered for cleanup."""
         self._manifest_count += 1

@@ -8,6 +8,7 @@ writer's schema. Fields are matched by field id, as Iceberg readers must.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import uuid
@@ -198,10 +199,8 @@ def _read_header(data: bytes) -> tuple[dict[str, str], bytes, int]:
             position += size
             if len(value) != size:
                 raise ValueError("the header ends early")
-            try:
+            with contextlib.suppress(UnicodeDecodeError):  # binary: not something Iceberg stores
                 metadata[key] = value.decode("utf-8")
-            except UnicodeDecodeError:
-                pass  # binary metadata: not something Iceberg stores
     sync = data[position : position + 16]
     if len(sync) != 16:
         raise ValueError("the header ends before its sync marker")

@@ -84,6 +84,11 @@ def _cached(n: int) -> bytes:
     return encoded
 
 
+# Map keys are field ids, small non-negative ints: looked up by index. Indexing a tuple
+# also refuses a float or a string (TypeError), so it doubles as the type check.
+_SMALL_KEYS = tuple(_varint(n << 1) for n in range(1 << 12))
+
+
 def _check_integer(value: Any, low: int, high: int, kind: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an integer ({kind}), got {value!r}")
@@ -218,32 +223,26 @@ def _array(item: Encoder) -> Encoder:
 
 def _int_long_map(value: Any, buf: bytearray) -> None:
     # Appendix A: a map with int keys is an array of key/value records; written sorted by
-    # key so that equal maps give equal bytes. Written out by hand, and with the optional
-    # form below, because a manifest holds four of these per data file.
+    # key so that equal maps give equal bytes. The lookups are inlined, and the optional
+    # form below has its own function, because a manifest holds four of these per file.
     if not isinstance(value, Mapping):
         raise TypeError(f"expected a mapping, got {value!r}")
     if value:
         buf += long_bytes(len(value))
         for k in sorted(value):
-            buf += int_bytes(k)
-            buf += long_bytes(value[k])
+            buf += _SMALL_KEYS[k] if 0 <= k < 4096 else int_bytes(k)
+            v = value[k]
+            cached = _CACHE.get(v) if v.__class__ is int else None
+            buf += cached if cached is not None else long_bytes(v)
     buf += b"\x00"
 
 
 def _optional_int_long_map(value: Any, buf: bytearray) -> None:
     if value is None:
         buf += b"\x00"
-        return
-    if not isinstance(value, Mapping):
-        raise TypeError(f"expected a mapping, got {value!r}")
-    if value:
-        buf += b"\x02" + long_bytes(len(value))
-        for k in sorted(value):
-            buf += int_bytes(k)
-            buf += long_bytes(value[k])
-        buf += b"\x00"
     else:
-        buf += b"\x02\x00"
+        buf += b"\x02"
+        _int_long_map(value, buf)
 
 
 def _int_bytes_map(value: Any, buf: bytearray) -> None:
@@ -252,17 +251,22 @@ def _int_bytes_map(value: Any, buf: bytearray) -> None:
     if value:
         buf += long_bytes(len(value))
         for k in sorted(value):
-            buf += int_bytes(k)
-            buf += bytes_bytes(value[k])
+            buf += _SMALL_KEYS[k] if 0 <= k < 4096 else int_bytes(k)
+            v = value[k]
+            if v.__class__ is bytes and len(v) < 4096:
+                buf += _SMALL_KEYS[len(v)]
+                buf += v
+            else:
+                buf += bytes_bytes(v)
     buf += b"\x00"
 
 
 def _optional_int_bytes_map(value: Any, buf: bytearray) -> None:
     if value is None:
         buf += b"\x00"
-        return
-    buf += b"\x02"
-    _int_bytes_map(value, buf)
+    else:
+        buf += b"\x02"
+        _int_bytes_map(value, buf)
 
 
 def _optional_long(value: Any, buf: bytearray) -> None:
@@ -452,7 +456,7 @@ def _generated_record(
             lines.append(f"    enc{i}({value}, buf)")
     if len(lines) == 1:
         lines.append("    pass")
-    exec("\n".join(lines), namespace)  # noqa: S102 -- source built above from field names
+    exec("\n".join(lines), namespace)
     write: Encoder = namespace["write"]
     write.__qualname__ = f"write_{record_name}_fields"
     return write

@@ -9,6 +9,8 @@ written by the attempt get the snapshot's sequence number (and, in v3, their
 from __future__ import annotations
 
 import functools
+import json
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +20,16 @@ from icewright.manifest.avro_codec import (
     DEFAULT_CODEC,
     AvroContainer,
     int_header,
-    open_avro,
     open_container,
     rename_fields,
     renames_by_field_id,
     write_avro,
+)
+from icewright.manifest.avro_decoder import (
+    RecordDecoder,
+    carried_record,
+    carry_record,
+    manifest_file_decoder,
 )
 from icewright.manifest.avro_encoder import (
     FAST_CODECS,
@@ -172,8 +179,14 @@ class ManifestListWriter:
         # Encoded by icewright itself (see avro_encoder): the list of a table with a long
         # history holds a record per manifest, and it is written on every commit.
         encode = _list_encoder(self.format_version)
+        schema_text = json.dumps(schema)  # as container_file puts it in the header
         encoded = []
         for m in self._manifests:
+            carried = carried_record(m, schema_text)
+            if carried is not None:
+                # Read from a list of this very schema and unchanged since: same bytes.
+                encoded.append(carried)
+                continue
             buf = bytearray()
             try:
                 encode(m, buf)
@@ -261,10 +274,7 @@ def read_manifest_list(data: bytes, path: str | None = None) -> list[ManifestFil
     v1 lists have no content or sequence numbers: they read as data manifests with
     sequence numbers 0 (spec: "Manifest Lists").
     """
-    what = path or "manifest list"
-    metadata, writer_schema, records = open_avro(data, what)
-    int_header(metadata, "format-version", 1, what)
-    return _manifest_files(records, writer_schema, what)
+    return ManifestListReader().read(data, path)
 
 
 def _manifest_files(
@@ -353,18 +363,12 @@ class ManifestListReader:
         int_header(container.metadata, "format-version", 1, what)
         decoded = self._shared(container, what)
         if decoded is None:
-            try:
-                records, offsets = container.decode(0, len(container.body))
-            except Exception as exc:  # fastavro raises many kinds of errors for bad input
+            manifests, offsets = _decode_range(container, 0, len(container.body), what)
+            if len(manifests) != container.record_count:
                 raise InvalidMetadata(
-                    f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
-                ) from exc
-            if len(records) != container.record_count:
-                raise InvalidMetadata(
-                    f"{what}: the blocks hold {len(records)} records, not "
+                    f"{what}: the blocks hold {len(manifests)} records, not "
                     f"{container.record_count} as their headers say"
                 )
-            manifests = _manifest_files(records, container.writer_schema, what)
             decoded = _Decoded(
                 container.schema_text, container.body, tuple(offsets), tuple(manifests)
             )
@@ -383,19 +387,69 @@ class ManifestListReader:
         shared_length = len(old) - previous.offsets[first]
         prefix_end = len(body) - shared_length
         try:
-            records, offsets = container.decode(0, prefix_end)
-        except Exception:  # not a record boundary here after all: decode it all
+            manifests, offsets = _decode_range(container, 0, prefix_end, what)
+        except InvalidMetadata:  # not a record boundary here after all: decode it all
             return None
         tail = previous.manifests[first:]
-        if len(records) + len(tail) != container.record_count:
+        if len(manifests) + len(tail) != container.record_count:
             return None
         shift = prefix_end - previous.offsets[first]
         all_offsets = (*offsets, *(o + shift for o in previous.offsets[first:]))
         boundaries = {*all_offsets, len(body)}
         if any(end not in boundaries for end in container.block_ends):
             return None  # a record would span blocks: let the full decode judge the file
-        manifests = _manifest_files(records, container.writer_schema, what)
         return _Decoded(container.schema_text, body, all_offsets, (*manifests, *tail))
+
+
+_DECODERS: dict[str, RecordDecoder | None] = {}
+
+
+def _decoder(container: AvroContainer) -> RecordDecoder | None:
+    """The compiled decoder for the container's writer schema (None: use fastavro)."""
+    text = container.schema_text
+    if text not in _DECODERS:
+        if len(_DECODERS) >= 64:
+            _DECODERS.clear()
+        _DECODERS[text] = manifest_file_decoder(container.writer_schema)
+    return _DECODERS[text]
+
+
+def _decode_range(
+    container: AvroContainer, start: int, end: int, what: str
+) -> tuple[list[ManifestFile], list[int]]:
+    """The manifests of ``body[start:end]`` and the offset of each record.
+
+    Each manifest keeps its record's bytes (see :func:`carry_record`).
+    """
+    body, schema_text = container.body, container.schema_text
+    decode = _decoder(container)
+    manifests: list[ManifestFile] = []
+    offsets: list[int] = []
+    if decode is None:
+        try:
+            records, offsets = container.decode(start, end)
+        except Exception as exc:  # fastavro raises many kinds of errors for bad input
+            raise InvalidMetadata(
+                f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
+            ) from exc
+        manifests = _manifest_files(records, container.writer_schema, what)
+    else:
+        position = start
+        try:
+            while position < end:
+                offsets.append(position)
+                manifest, position = decode(body, position)
+                manifests.append(manifest)
+        except (IndexError, ValueError, struct.error) as exc:
+            raise InvalidMetadata(
+                f"{what}: malformed manifest_file record ({type(exc).__name__}: {exc})"
+            ) from exc
+        if position != end:
+            raise InvalidMetadata(f"{what}: a manifest_file record runs past its block")
+    ends = (*offsets[1:], end) if offsets else ()
+    for manifest, first, last in zip(manifests, offsets, ends, strict=True):
+        carry_record(manifest, schema_text, body[first:last])
+    return manifests, offsets
 
 
 def _first_shared(body: bytes, old: bytes, offsets: tuple[int, ...]) -> int | None:

@@ -599,8 +599,12 @@ _PLAIN_SNAPSHOT_KEYS = frozenset(
 )
 
 
+def _is_long(value: Any) -> bool:
+    return value.__class__ is int and _LONG_MIN <= value <= _LONG_MAX
+
+
 def _long_or_none(value: Any) -> bool:
-    return value is None or (value.__class__ is int and _LONG_MIN <= value <= _LONG_MAX)
+    return value is None or _is_long(value)
 
 
 def _plain_snapshot(cls: type[Snapshot], o: dict[str, Any]) -> Snapshot | None:
@@ -756,6 +760,12 @@ class SnapshotLogEntry:
     @classmethod
     def from_json(cls, obj: Any) -> SnapshotLogEntry:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
+        if obj.__class__ is dict:
+            # The common, well-formed case without the per-field helpers (a table has an
+            # entry per commit); anything else goes the checked way, for its message.
+            timestamp, snapshot_id = obj.get("timestamp-ms"), obj.get("snapshot-id")
+            if _is_long(timestamp) and _is_long(snapshot_id):
+                return cls(timestamp, snapshot_id)
         what = "snapshot-log entry"
         o = _json_object(obj, f"a {what}")
         return cls(_req_long(o, "timestamp-ms", what), _req_long(o, "snapshot-id", what))
@@ -775,6 +785,10 @@ class MetadataLogEntry:
     @classmethod
     def from_json(cls, obj: Any) -> MetadataLogEntry:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
+        if obj.__class__ is dict:
+            timestamp, metadata_file = obj.get("timestamp-ms"), obj.get("metadata-file")
+            if _is_long(timestamp) and metadata_file.__class__ is str:
+                return cls(timestamp, metadata_file)
         what = "metadata-log entry"
         o = _json_object(obj, f"a {what}")
         return cls(_req_long(o, "timestamp-ms", what), _req_str(o, "metadata-file", what))

@@ -574,12 +574,14 @@ class FlakyCatalog(SqlCatalog):
     fail_next = 0
     unknown_after_success = False
     loads_fail = False
+    loads_fail_after_commit = False
 
     def commit_table(self, identifier: Any, base: str, new: TableMetadata) -> str:
         if self.fail_next > 0:
             self.fail_next -= 1
             raise CommitFailed("injected: the pointer moved")
         location = super().commit_table(identifier, base, new)
+        self.loads_fail = self.loads_fail or self.loads_fail_after_commit
         if self.unknown_after_success:
             raise CommitStateUnknown("injected: the swap landed but the answer was lost")
         return location
@@ -634,9 +636,9 @@ def test_no_reload_after_the_commit_deletes_nothing(flaky: FlakyCatalog) -> None
     t = _flaky_history(flaky)
     before = all_files(t)
     update = ExpireSnapshots(t).expire_older_than(t.metadata.snapshots[-1].timestamp_ms)
-    flaky.loads_fail = True
+    flaky.loads_fail_after_commit = True
     result = update.execute()
-    flaky.loads_fail = False
+    flaky.loads_fail = flaky.loads_fail_after_commit = False
     assert result.commit is not None and result.commit.committed
     assert len(result.expired_snapshot_ids) == 3 and not result.files_cleaned
     assert "no file was deleted" in result.errors[0]

@@ -206,3 +206,31 @@ def test_retry_policy_reads_table_properties() -> None:
 
     assert policy.run(attempt, sleep=lambda _s: None) == "done"
     assert calls == [1, 2, 3]
+
+
+def test_a_no_op_on_a_stale_handle_is_decided_on_the_current_table(
+    make_table: Callable[..., Table],
+) -> None:
+    from icewright.commit.properties import UpdateProperties
+    from icewright.commit.refs import ManageSnapshots
+
+    table = make_table(k="v")
+    stale = table.refresh()
+    UpdateProperties(table.refresh()).set("k", "w").commit()
+    # On the stale handle "k=v" changes nothing; on the table it undoes "k=w".
+    result = UpdateProperties(stale).set("k", "v").commit()
+    assert result.committed
+    assert table.refresh().metadata.properties["k"] == "v"
+    # And a true no-op writes no metadata file.
+    before = table.refresh().metadata_location
+    assert not UpdateProperties(table.refresh()).set("k", "v").commit().committed
+    assert table.refresh().metadata_location == before
+
+    first = fast_append(table.refresh(), files_for(table, rows(2)))
+    stale = first.table
+    fast_append(stale, files_for(stale, rows(2, 2)))
+    # Rolling back to S1 is a no-op for the stale handle (its head is S1), not for the table.
+    rolled = ManageSnapshots(stale).rollback_to(first.snapshot_id).commit()
+    assert rolled.committed
+    current = table.refresh().metadata.current_snapshot()
+    assert current is not None and current.snapshot_id == first.snapshot_id

@@ -313,7 +313,9 @@ class ExpireSnapshots(PendingUpdate):
         (``CommitFailed``, ``CommitStateUnknown``, ``ValidationError``); files are
         deleted only after a successful commit.
         """
-        table = self._table
+        # Decide on the table as it is now: a stale handle could otherwise see nothing
+        # to expire (Java's RemoveSnapshots refreshes before applying, too).
+        table = self._table = self._table.refresh()
         base = table.metadata
         planned = self.apply(base)
         if planned is base:

@@ -110,17 +110,23 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
         nonlocal current
         if n > 1:
             current = current.refresh()
-        base = current.metadata
-        found = updates[-1].already_committed(base)
-        if found is not None:
-            return CommitResult.for_snapshot(current, found, committed=False)
-        new = base
-        for update in updates:
-            new = update.apply(new)
-        if new is base:
-            # Nothing changed (setting a property to its value, an empty ref change):
-            # like Java, write no metadata file for a no-op.
-            return CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
+        while True:
+            base = current.metadata
+            found = updates[-1].already_committed(base)
+            if found is not None:
+                return CommitResult.for_snapshot(current, found, committed=False)
+            new = base
+            for update in updates:
+                new = update.apply(new)
+            if new is not base:
+                break
+            # Nothing changes on this base (a property set to its value, a rollback to the
+            # current snapshot). The handle may be stale: decide on the current table, and
+            # like Java write no metadata file for a no-op.
+            fresh = current.refresh()
+            if fresh.metadata_location == current.metadata_location:
+                return CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
+            current = fresh
         # The committer records the base file in the metadata log (as Java's builder
         # does), so the returned handle holds exactly what the catalog stores.
         new = new.with_previous_metadata(current.metadata_location, base.last_updated_ms)

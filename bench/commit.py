@@ -189,14 +189,22 @@ def main() -> None:
     result = expire_snapshots(expire_table, older_than_ms=int(time.time() * 1000), retain_last=1)
     expire_s = time.perf_counter() - start
 
-    print(f"{args.files} files, no history:      icewright {ice_empty * 1000:8.1f} ms   "
-          f"pyiceberg {py_empty * 1000:8.1f} ms   ratio {ice_empty / py_empty:.2f}")
-    print(f"{args.files} files, {args.history} snapshots:  icewright {ice_hist * 1000:8.1f} ms   "
-          f"pyiceberg {py_hist * 1000:8.1f} ms   ratio {ice_hist / py_hist:.2f}")
-    print(f"expire {len(result.expired_snapshot_ids)} of {n_snapshots} snapshots "
-          f"(metadata commit and file cleanup): {expire_s:.2f}s")
-    print(f"commit: icewright/pyiceberg={ice_empty / py_empty:.2f} "
-          f"history-growth={ice_hist / ice_empty:.2f}")
+    print(
+        f"{args.files} files, no history:      icewright {ice_empty * 1000:8.1f} ms   "
+        f"pyiceberg {py_empty * 1000:8.1f} ms   ratio {ice_empty / py_empty:.2f}"
+    )
+    print(
+        f"{args.files} files, {args.history} snapshots:  icewright {ice_hist * 1000:8.1f} ms   "
+        f"pyiceberg {py_hist * 1000:8.1f} ms   ratio {ice_hist / py_hist:.2f}"
+    )
+    print(
+        f"expire {len(result.expired_snapshot_ids)} of {n_snapshots} snapshots "
+        f"(metadata commit and file cleanup): {expire_s:.2f}s"
+    )
+    print(
+        f"commit: icewright/pyiceberg={ice_empty / py_empty:.2f} "
+        f"history-growth={ice_hist / ice_empty:.2f}"
+    )
 
 
 if __name__ == "__main__":

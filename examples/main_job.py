@@ -21,7 +21,7 @@ import pyarrow as pa
 from icewright.arrow import write_data_files
 from icewright.catalog import default_catalog, icewright_home
 from icewright.commit.append import fast_append
-from icewright.errors import NamespaceAlreadyExists, TableAlreadyExists
+from icewright.errors import TableAlreadyExists
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
 from icewright.spec.types import (
@@ -73,10 +73,8 @@ def main() -> None:
     started = time.perf_counter()
     catalog = default_catalog()
     print(f"catalog: embedded default at {icewright_home()}")
-    try:
+    if not catalog.namespace_exists("sales"):
         catalog.create_namespace("sales")
-    except NamespaceAlreadyExists:
-        pass
     spec = build_partition_spec(SCHEMA, [("day", "ts"), ("bucket", "customer_id", 16)])
     try:
         table = catalog.create_table("sales.orders", SCHEMA, spec)
@@ -91,7 +89,9 @@ def main() -> None:
     for offset in range(3):
         day = first_day + dt.timedelta(days=offset)
         t0 = time.perf_counter()
-        data = order_events(day, rows_per_day, first_id=(run + offset) * rows_per_day, seed=run + offset)
+        data = order_events(
+            day, rows_per_day, first_id=(run + offset) * rows_per_day, seed=run + offset
+        )
         files = write_data_files(table.io, table.metadata, data)
         t1 = time.perf_counter()
         result = fast_append(table, files, commit_key=f"main-job/{day.isoformat()}/{run}")
@@ -106,14 +106,19 @@ def main() -> None:
     assert snapshot is not None and snapshot.summary is not None
     summary = snapshot.summary
     print()
-    print(f"sales.orders now: {len(table.metadata.snapshots)} snapshots, "
-          f"{summary['total-data-files']} data files, {summary['total-records']} rows")
+    print(
+        f"sales.orders now: {len(table.metadata.snapshots)} snapshots, "
+        f"{summary['total-data-files']} data files, {summary['total-records']} rows"
+    )
     print(f"metadata: {table.metadata_location}")
 
     from pyiceberg.catalog.sql import SqlCatalog
 
-    peer = SqlCatalog(catalog.name, uri=f"sqlite:///{icewright_home() / 'catalog.db'}",
-                      warehouse=str(icewright_home() / "warehouse"))
+    peer = SqlCatalog(
+        catalog.name,
+        uri=f"sqlite:///{icewright_home() / 'catalog.db'}",
+        warehouse=str(icewright_home() / "warehouse"),
+    )
     counted = peer.load_table("sales.orders").scan().to_arrow().num_rows
     print(f"pyiceberg reads {counted} rows through the same catalog")
     if counted != int(summary["total-records"]):

@@ -22,9 +22,11 @@ Java 1.10's rules:
 * a rewrite (compaction) fails when one of its input files is no longer live
   (``failMissingDeletePaths``: "missing required files to delete");
 * expire snapshots re-applies on the refreshed table: it computes retention afresh;
-* a schema change fails when the schema changed since it was prepared (icewright's
-  rule for ``SchemaUpdate``; Java refuses the same through the REST requirement
-  ``assert-current-schema-id``) and otherwise re-applies.
+* a schema change fails when the schema changed since it was prepared and otherwise
+  re-applies: the issue's rule. Java's ``SchemaUpdate.commit`` does not retry at all (any
+  concurrent commit fails it with ``CommitFailedException``); its REST requirements
+  (``assert-current-schema-id``, ``assert-last-assigned-field-id``) draw the line where
+  icewright does.
 
 After every pair the table is checked: it loads, its snapshot list is what the outcome
 implies (ids, order, parents, operations), no manifest or manifest list is left in the
@@ -161,6 +163,8 @@ OPS: dict[str, Op] = {
     "schema": Op(_build_schema, lambda r, b: r, None),
 }
 
+REMOVES_E1 = ("overwrite", "replace", "delete", "rewrite")
+
 # --- the expected outcomes -----------------------------------------------------------------
 
 OK = None
@@ -191,10 +195,10 @@ MATRIX: dict[tuple[str, str], str | None] = {
 # --- the check -----------------------------------------------------------------------------
 
 
-def _setup(catalog: Catalog) -> list[int]:
-    catalog.create_namespace("db")
+def _setup(catalog: Catalog, name: str) -> tuple[list[int], str, str]:
+    """Table ``name`` with its two starting snapshots: their ids, and E1's and U1's paths."""
     spec = build_partition_spec(SCHEMA, [("day", "ts"), ("identity", "region")])
-    table = catalog.create_table("db.t", SCHEMA, spec, properties=FAST)
+    table = catalog.create_table(name, SCHEMA, spec, properties=FAST)
     e1, u1 = sorted(files_for(table, START_ROWS), key=lambda f: f.partition[1])
     table = MergeAppend(table, [e1]).commit().table
     table = MergeAppend(table, [u1]).commit().table
@@ -203,7 +207,7 @@ def _setup(catalog: Catalog) -> list[int]:
     last = table.metadata.snapshots[-1].timestamp_ms
     while int(time.time() * 1000) <= last:
         time.sleep(0.001)
-    return ids
+    return ids, e1.file_path, u1.file_path
 
 
 def _expected_snapshots(history: list[int], name: str, committed_id: int | None) -> list[int]:
@@ -227,36 +231,40 @@ def _metadata_json_files(table: Table) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("first", "second"), sorted(MATRIX), ids=[f"{a}-then-{b}" for a, b in sorted(MATRIX)]
-)
-@pytest.mark.parametrize(
     "kind",
-    [k if k == "sqlite" else pytest.param(k, marks=pytest.mark.slow) for k in CATALOG_KINDS],
+    # moto's S3 server answers one request at a time: the slowest kind by far.
+    [pytest.param(k, marks=pytest.mark.slow) if k == "filesystem-s3" else k for k in CATALOG_KINDS],
 )
 def test_conflict_matrix(
-    kind: str, first: str, second: str, request: pytest.FixtureRequest, tmp_path: Path
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path, subtests: pytest.Subtests
 ) -> None:
+    """Every ordered pair of :data:`MATRIX` on one catalog of ``kind`` (a table per pair:
+    the catalog, its namespace and its test servers are set up once per kind)."""
     catalog = make_catalog(kind, request, tmp_path)
     try:
-        _check_pair(catalog, kind, first, second, tmp_path)
+        catalog.create_namespace("db")
+        for first, second in sorted(MATRIX):
+            with subtests.test(pair=f"{first}-then-{second}"):
+                _check_pair(catalog, kind, first, second, tmp_path)
     finally:
         catalog.close()
 
 
 def _check_pair(catalog: Catalog, kind: str, first: str, second: str, tmp_path: Path) -> None:
-    history = _setup(catalog)
-    handle_1 = catalog.load_table("db.t")
-    handle_2 = catalog.load_table("db.t")
+    table_name = f"db.{first}_{second}"
+    history, e1, u1 = _setup(catalog, table_name)
+    handle_1 = catalog.load_table(table_name)
+    handle_2 = catalog.load_table(table_name)
     # Both writers prepare their work from the same state.
     op_1 = OPS[first].build(handle_1, 1000)
     op_2 = OPS[second].build(handle_2, 2000)
 
     result_1 = op_1.commit()
+    assert result_1.committed  # so the second operation's handle is stale
     history = _expected_snapshots(history, first, result_1.snapshot_id)
     expected_rows = OPS[first].effect(_model(START_ROWS), 1000)
 
     error = MATRIX[(first, second)]
-    before = catalog.load_table("db.t")
     if error is None:
         result_2 = op_2.commit()
         history = _expected_snapshots(history, second, result_2.snapshot_id)
@@ -267,11 +275,11 @@ def _check_pair(catalog: Catalog, kind: str, first: str, second: str, tmp_path: 
         with pytest.raises(ValidationError, match=error):
             op_2.commit()
 
-    final = catalog.load_table("db.t")
+    final = catalog.load_table(table_name)
     meta = final.metadata
     if error is not None:
         # A failed operation changes nothing: not even a new metadata file.
-        assert final.metadata_location == before.metadata_location
+        assert final.metadata_location == result_1.table.metadata_location
     # The snapshot list, its head, its parents (one linear history) and the operations of
     # the new snapshots.
     assert [s.snapshot_id for s in meta.snapshots] == history
@@ -279,25 +287,29 @@ def _check_pair(catalog: Catalog, kind: str, first: str, second: str, tmp_path: 
     for parent, child in zip(meta.snapshots, meta.snapshots[1:], strict=False):
         assert child.parent_snapshot_id == parent.snapshot_id
     produced = [(result_1, first)] + ([(result_2, second)] if error is None else [])
-    for result, name in produced:
-        if OPS[name].operation is not None:
+    for result, op_name in produced:
+        if OPS[op_name].operation is not None:
             snap = meta.snapshot_by_id(result.snapshot_id)
             assert snap is not None and snap.operation is not None
-            assert snap.operation.value == OPS[name].operation
+            assert snap.operation.value == OPS[op_name].operation
     # Nothing that no metadata references is left behind: no manifest or manifest list of
     # a failed operation or a losing attempt, and no metadata file outside the log.
     assert avro_files(final) == referenced_metadata_files(final)
     logged = {e.metadata_file for e in meta.metadata_log} | {final.metadata_location}
     assert _metadata_json_files(final) <= logged
-    # The schema change, if committed, is there (and only once per column).
+    # The schema change, if committed, is there.
     columns = [f.name for f in meta.schema().fields]
     assert columns[:3] == ["id", "ts", "region"]
     assert ("c1000" in columns) == (first == "schema")
     assert ("c2000" in columns) == (second == "schema" and error is None)
+    # Expire deletes E1 only when the first operation removed it and the second expired
+    # the snapshots where it was live; nothing ever deletes U1, which stays live.
+    assert final.io.exists(e1) == (not (second == "expire" and first in REMOVES_E1))
+    assert final.io.exists(u1)
     # The rows.
     got = {i: (ts.day, region) for i, ts, region in scan_rows(final)}
     assert got == expected_rows
     if kind == "sqlite":
-        ids, snapshot_ids, _ = pyiceberg_read(tmp_path, "db.t")
+        ids, snapshot_ids, _ = pyiceberg_read(tmp_path, table_name)
         assert ids == sorted(expected_rows)
         assert snapshot_ids == history

@@ -143,9 +143,9 @@ class _Source:
         elif kind in ("int", "long"):
             self.long(target, indent)
         elif kind in ("float", "double"):
-            fmt, size = ("<f", 4) if kind == "float" else ("<d", 8)
+            fmt, width = ("<f", 4) if kind == "float" else ("<d", 8)
             self.emit(indent, f"({target},) = unpack_from({fmt!r}, data, p)")
-            self.emit(indent, f"p += {size}")
+            self.emit(indent, f"p += {width}")
         elif kind in ("bytes", "string"):
             size = self.new("n")
             self.long(size, indent)
@@ -274,6 +274,8 @@ def manifest_file_decoder(writer_schema: AvroSchema) -> RecordDecoder | None:
         "ManifestFile": ManifestFile,
         "PartitionFieldSummary": PartitionFieldSummary,
     }
+    # The source is built from the schema's structure only: names are generated, and the
+    # one value taken from the schema, a fixed size, goes through int().
     exec("\n".join(source.lines), namespace)
     decode: RecordDecoder = namespace["decode"]
     return decode

@@ -21,6 +21,7 @@ Every value is checked as it is encoded (type and range); a bad one raises
 from __future__ import annotations
 
 import json
+import keyword
 import os
 import struct
 import zlib
@@ -443,7 +444,7 @@ def _generated_record(
     for i, (name, getter, encoder, avro_type) in enumerate(fields):
         if getter is None:
             value = "o"
-        elif name.isidentifier() and isinstance(getter, attrgetter):
+        elif name.isidentifier() and not keyword.iskeyword(name) and isinstance(getter, attrgetter):
             value = f"o.{name}"
         else:
             namespace[f"get{i}"] = getter
@@ -456,6 +457,8 @@ def _generated_record(
             lines.append(f"    enc{i}({value}, buf)")
     if len(lines) == 1:
         lines.append("    pass")
+    # The source holds only names from this module and field names checked to be
+    # identifiers; values reach it as arguments, never as text.
     exec("\n".join(lines), namespace)
     write: Encoder = namespace["write"]
     write.__qualname__ = f"write_{record_name}_fields"
@@ -520,13 +523,3 @@ def container_file(
     if block:
         flush()
     return b"".join(parts)
-
-
-def encode_all(encoder: Encoder, values: Sequence[Any]) -> list[bytes]:
-    """Each value encoded on its own (one record each)."""
-    out = []
-    for v in values:
-        buf = bytearray()
-        encoder(v, buf)
-        out.append(bytes(buf))
-    return out

@@ -155,9 +155,11 @@ class DataFile:
             raise ValidationError(
                 f"a data file needs a non-empty file_path, got {self.file_path!r}"
             )
-        set_(self, "file_format", FileFormat.parse(self.file_format))
+        if self.file_format.__class__ is not FileFormat:
+            set_(self, "file_format", FileFormat.parse(self.file_format))
         try:
-            set_(self, "content", FileContent(self.content))
+            if self.content.__class__ is not FileContent:  # already normalized: skip the call
+                set_(self, "content", FileContent(self.content))
         except ValueError:
             raise ValidationError(
                 f"{self.file_path}: content must be 0 (data), 1 (position deletes) or "
@@ -217,6 +219,8 @@ class ManifestEntry:
     data_file: DataFile
 
     def __post_init__(self) -> None:
+        if self.status.__class__ is EntryStatus:
+            return  # already an EntryStatus (the common case): nothing to normalize
         try:
             object.__setattr__(self, "status", EntryStatus(self.status))
         except ValueError:

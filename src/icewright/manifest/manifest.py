@@ -285,6 +285,13 @@ class ManifestWriter:
             df = df.replace(first_row_id=None)  # spec: always null for delete files
         if self.format_version == 1:
             data_seq = file_seq = None
+        if (
+            snapshot_id == entry.snapshot_id
+            and data_seq == entry.sequence_number
+            and file_seq == entry.file_sequence_number
+            and df is entry.data_file
+        ):
+            return entry  # already in its stored form (what add() builds): no copy
         return ManifestEntry(
             status=status,
             snapshot_id=snapshot_id,

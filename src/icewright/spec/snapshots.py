@@ -17,7 +17,7 @@ import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from icewright.errors import InvalidMetadata, ValidationError
 
@@ -154,7 +154,7 @@ class _NotPlain(Exception):
 _SCALARS = (str, int, float)
 _INDENT = "  "
 _flat_encoders: list[Callable[[Any], str]] = []
-_encode_key: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_key: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _flat_encoder(level: int) -> Callable[[Any], str]:
@@ -170,8 +170,15 @@ def _flat_encoder(level: int) -> Callable[[Any], str]:
         iterencode = make(
             None, encoder.default, _encode_key, None, ": ", separator, False, False, True
         )
-        _flat_encoders.append(lambda value, iterencode=iterencode: "".join(iterencode(value, 0)))
+        _flat_encoders.append(_joined(iterencode))
     return _flat_encoders[level]
+
+
+def _joined(iterencode: Callable[[Any, int], Iterable[str]]) -> Callable[[Any], str]:
+    def encode(value: Any) -> str:
+        return "".join(iterencode(value, 0))
+
+    return encode
 
 
 def _is_flat(items: Iterable[Any]) -> bool:
@@ -196,22 +203,22 @@ def _indented(value: Any, level: int) -> str:
         flat = _flat_encoder(level)
         if _is_flat(value.values()):
             return f"{{\n{pad1}{flat(value)[1:-1]}\n{pad}}}"
-        # Runs of scalar items go through the C encoder together; nested containers are
-        # indented one level deeper.
+        # Strings and ints (most of a snapshot) are encoded here directly, other scalars
+        # by the C encoder; nested containers are indented one level deeper.
         items: list[str] = []
-        run: dict[str, Any] = {}
         for key, item in value.items():
-            if not isinstance(key, str):
+            if key.__class__ is not str:
                 raise _NotPlain
-            if item is None or isinstance(item, _SCALARS):
-                run[key] = item
-                continue
-            if run:
-                items.append(flat(run)[1:-1])
-                run = {}
-            items.append(f"{_encode_key(key)}: {_indented(item, level + 1)}")
-        if run:
-            items.append(flat(run)[1:-1])
+            kind = item.__class__
+            if kind is str:
+                text = _encode_key(item)
+            elif kind is int:
+                text = int.__repr__(item)
+            elif item is None or isinstance(item, _SCALARS):
+                text = flat(item)
+            else:
+                text = _indented(item, level + 1)
+            items.append(f"{_encode_key(key)}: {text}")
         return f"{{\n{pad1}{(',' + chr(10) + pad1).join(items)}\n{pad}}}"
     if isinstance(value, list | tuple):
         if not value:
@@ -599,7 +606,7 @@ _PLAIN_SNAPSHOT_KEYS = frozenset(
 )
 
 
-def _is_long(value: Any) -> bool:
+def _is_long(value: Any) -> TypeGuard[int]:
     return value.__class__ is int and _LONG_MIN <= value <= _LONG_MAX
 
 
@@ -787,7 +794,7 @@ class MetadataLogEntry:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         if obj.__class__ is dict:
             timestamp, metadata_file = obj.get("timestamp-ms"), obj.get("metadata-file")
-            if _is_long(timestamp) and metadata_file.__class__ is str:
+            if _is_long(timestamp) and isinstance(metadata_file, str):
                 return cls(timestamp, metadata_file)
         what = "metadata-log entry"
         o = _json_object(obj, f"a {what}")

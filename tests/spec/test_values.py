@@ -706,6 +706,12 @@ def _py_values(t: PrimitiveType) -> st.SearchStrategy[Any]:
         return st.integers(days(dt.date(1, 1, 1)), days(dt.date(9999, 12, 31)))
     if isinstance(t, TimestampType | TimestamptzType):
         return DATETIME_RANGE_MICROS
+    if isinstance(t, FloatType):
+        # pyiceberg writes non-finite floats as bare JSON Infinity/NaN and cannot read
+        # the quoted form back; test_json_round_trip_non_finite covers those values.
+        return st.floats(width=32, allow_nan=False, allow_infinity=False)
+    if isinstance(t, DoubleType):
+        return st.floats(allow_nan=False, allow_infinity=False)
     return ist.values_of(t)
 
 

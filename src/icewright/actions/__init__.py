@@ -1,0 +1,104 @@
+"""One orchestrator-neutral function per user verb: plan, run the Spark job, commit.
+
+>>> # from icewright.actions import append, replace
+>>> # append("sales.orders", "parquet:/landing/orders/2026-01-01/")
+>>> # replace("sales.orders", "sql:SELECT * FROM staging", where="day = '2026-01-01'")
+
+Every action takes a table name (or ``Table``), ``catalog=`` (a catalog, or what
+:func:`icewright.catalog.load_catalog` accepts; default: the embedded one),
+``commit_key=`` for exactly-once commits where it commits a snapshot, and ``runner=``
+(where the Spark work runs; default :class:`LocalRunner`, the in-process session).
+Each returns a frozen, typed result (:mod:`icewright.actions.results`).
+
+Importing this package is cheap: names are imported from their modules on first use.
+The package attributes ``append``, ``create``, ``replace`` and ``rewrite`` are always the
+functions; their modules are reached with ``from icewright.actions.append import ...``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from icewright.actions.append import append
+    from icewright.actions.create import create
+    from icewright.actions.maintenance import expire, remove_orphan_files
+    from icewright.actions.replace import replace
+    from icewright.actions.results import (
+        ActionResult,
+        GroupFailure,
+        RewriteResult,
+        ViewResult,
+        WaitResult,
+    )
+    from icewright.actions.rewrite import rewrite
+    from icewright.actions.runner import LocalRunner, Runner
+    from icewright.actions.views import publish_view
+    from icewright.actions.wait import wait_for_snapshot
+
+_EXPORTS: dict[str, str] = {
+    "append": "append",
+    "create": "create",
+    "expire": "maintenance",
+    "remove_orphan_files": "maintenance",
+    "replace": "replace",
+    "rewrite": "rewrite",
+    "publish_view": "views",
+    "wait_for_snapshot": "wait",
+    "ActionResult": "results",
+    "GroupFailure": "results",
+    "RewriteResult": "results",
+    "ViewResult": "results",
+    "WaitResult": "results",
+    "LocalRunner": "runner",
+    "Runner": "runner",
+}
+
+__all__ = [
+    "ActionResult",
+    "GroupFailure",
+    "LocalRunner",
+    "RewriteResult",
+    "Runner",
+    "ViewResult",
+    "WaitResult",
+    "append",
+    "create",
+    "expire",
+    "publish_view",
+    "remove_orphan_files",
+    "replace",
+    "rewrite",
+    "wait_for_snapshot",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    setattr(sys.modules[__name__], name, value)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _ActionsPackage(types.ModuleType):
+    """This package's module type: the verbs ``append``, ``create``, ``replace`` and
+    ``rewrite`` share their names with their modules; importing a module must not
+    replace the package attribute (the function) with the module."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and name in _EXPORTS:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ActionsPackage

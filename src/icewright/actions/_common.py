@@ -1,0 +1,90 @@
+"""What every action shares: finding the catalog and the table, timing the phases."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Union
+
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.runner import Runner
+    from icewright.catalog import Catalog, Identifier, Table
+
+CatalogLike = Union["Catalog", str, Mapping[str, str], None]
+"""A catalog, or what :func:`icewright.catalog.load_catalog` builds one from (None: the
+embedded default)."""
+TableLike = Union[str, tuple[str, ...], "Identifier", "Table"]
+"""A table name (``"ns.table"``, parts, an ``Identifier``) or a loaded ``Table``."""
+
+
+def resolve_catalog(catalog: CatalogLike) -> Catalog:
+    """The catalog ``catalog`` names."""
+    from icewright.catalog import Catalog, load_catalog
+
+    if isinstance(catalog, Catalog):
+        return catalog
+    return load_catalog(catalog)
+
+
+def catalog_of(table: TableLike, catalog: CatalogLike) -> Catalog:
+    """The catalog of a ``Table`` handle, else the one ``catalog`` names."""
+    from icewright.catalog import Table
+
+    if isinstance(table, Table):
+        return table.catalog
+    return resolve_catalog(catalog)
+
+
+def identifier(name: TableLike) -> Identifier:
+    """The identifier of ``name``."""
+    from icewright.catalog import Identifier, Table
+
+    if isinstance(name, Table):
+        return name.identifier
+    if isinstance(name, Identifier):
+        return name
+    if isinstance(name, str | tuple):
+        return Identifier.parse(name)
+    raise ValidationError(f"a table name must be a string or Identifier, got {name!r}")
+
+
+def load(table: TableLike, catalog: CatalogLike) -> Table:
+    """The current state of ``table`` (a given ``Table`` handle is refreshed)."""
+    from icewright.catalog import Table
+
+    if isinstance(table, Table):
+        return table.refresh()
+    return resolve_catalog(catalog).load_table(identifier(table))
+
+
+def runner_or_default(runner: Runner | None) -> Runner:
+    """``runner``, or the default local one."""
+    if runner is not None:
+        return runner
+    from icewright.actions.runner import default_runner
+
+    return default_runner()
+
+
+class Timer:
+    """Seconds spent per phase of an action, and in total."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+        self.phases: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the enclosed block as ``name`` (added to earlier time of that phase)."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.monotonic() - start
+
+    def done(self) -> dict[str, float]:
+        """Every phase, and ``total`` since the timer started."""
+        return {**self.phases, "total": time.monotonic() - self._start}

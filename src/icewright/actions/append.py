@@ -1,0 +1,155 @@
+"""The ``append`` verb: a Spark write job, then one append commit."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from icewright.actions._common import (
+    CatalogLike,
+    TableLike,
+    Timer,
+    load,
+    runner_or_default,
+)
+from icewright.actions.results import ActionResult
+from icewright.commit.update import PendingUpdate
+from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.runner import Runner
+    from icewright.catalog import Table
+    from icewright.commit.update import CommitResult
+    from icewright.io.base import FileIO
+    from icewright.manifest.data_file import DataFile
+    from icewright.spark.types import AddedColumn
+    from icewright.spark.write import Source
+    from icewright.spec.snapshots import Snapshot
+    from icewright.spec.table_metadata import TableMetadata
+    from icewright.spec.types import NestedField
+
+__all__ = ["append"]
+
+
+def append(
+    table: TableLike,
+    source: Source,
+    *,
+    catalog: CatalogLike = None,
+    allow_schema_evolution: bool = False,
+    branch: str = "main",
+    commit_key: str | None = None,
+    runner: Runner | None = None,
+) -> ActionResult:
+    """Write ``source`` with Spark and append its files to ``branch`` in one snapshot.
+
+    ``source`` is a DataFrame, ``"sql:<query>"``, ``"<format>:<path>"``, a path or
+    ``"pkg.module:function"`` (see :func:`icewright.spark.write.parse_source`). With
+    ``allow_schema_evolution`` the source's extra columns are added to the schema by the
+    same commit (one transaction: the schema update, then a fast append). A ``commit_key``
+    already on the branch makes the call a no-op (``committed`` False; no job runs).
+    Bad input raises :class:`ValidationError` and leaves the table unchanged.
+    """
+    timer = Timer()
+    current = load(table, catalog)
+    if commit_key is not None:
+        found = find_key(current.metadata, branch, commit_key)
+        if found is not None:
+            return already_committed(current, found, timer)
+    jobs = runner_or_default(runner)
+    with timer.phase("write"):
+        written = jobs.write(
+            current.metadata,
+            current.io,
+            source,
+            allow_schema_evolution=allow_schema_evolution,
+        )
+    files = written.data_files
+
+    def commit() -> CommitResult:
+        from icewright.commit import Transaction
+        from icewright.commit import append as merge_append
+
+        if not written.added_columns:
+            return merge_append(current, files, branch=branch, commit_key=commit_key)
+        tx = Transaction(current)
+        schema = tx.update_schema()
+        for added in written.added_columns:
+            f = added.field
+            schema.add_column((*added.parent, f.name), f.field_type, doc=f.doc)
+        tx.add(CheckAddedIds(written.added_columns))
+        tx.append(files, branch=branch, commit_key=commit_key)
+        return tx.commit()
+
+    with timer.phase("commit"):
+        result = commit_written(current.io, files, commit)
+    return ActionResult.from_commit(result, timer.done())
+
+
+def find_key(metadata: TableMetadata, branch: str, key: str) -> Snapshot | None:
+    from icewright.commit.snapshot_producer import find_commit_key
+
+    return find_commit_key(metadata, branch, key)
+
+
+def already_committed(table: Table, snapshot: Snapshot, timer: Timer) -> ActionResult:
+    """The result for a commit key found on the table: that snapshot, nothing new."""
+    from icewright.commit.update import CommitResult
+
+    return ActionResult.from_commit(
+        CommitResult.for_snapshot(table, snapshot, committed=False), timer.done()
+    )
+
+
+def commit_written(
+    io: FileIO, files: Iterable[DataFile], commit: Callable[[], CommitResult]
+) -> CommitResult:
+    """Run ``commit``; delete the job's ``files`` when no metadata references them.
+
+    That is after a definite failure, or when nothing was committed (a repeated commit
+    key found by the commit itself); after ``CommitStateUnknown`` they are kept.
+    """
+    paths = [f.file_path for f in files]
+    try:
+        result = commit()
+    except CommitStateUnknown:
+        raise
+    except IcewrightError:
+        delete_paths(io, paths)
+        raise
+    if not result.committed:
+        delete_paths(io, paths)
+    return result
+
+
+def delete_paths(io: FileIO, paths: Sequence[str]) -> None:
+    """Delete files no metadata references, ignoring the ones already gone."""
+    for path in paths:
+        with contextlib.suppress(Exception):  # best effort: orphan removal finds the rest
+            io.delete(path)
+
+
+class CheckAddedIds(PendingUpdate):
+    """Fails the commit when the schema update gave the added columns other ids than
+    the data files were written with (a concurrent schema change took them)."""
+
+    def __init__(self, added: Sequence[AddedColumn]) -> None:
+        self._added = tuple(added)
+
+    def apply(self, base: TableMetadata) -> TableMetadata:
+        """Check the ids; change nothing."""
+        schema = base.schema()
+        for added in self._added:
+            f = added.field
+            try:
+                found: NestedField | None = schema.find_field(f.field_id)
+            except ValidationError:
+                found = None
+            if found is None or found.name != f.name:
+                raise ValidationError(
+                    f"column {f.name!r} was written with field id {f.field_id}, but the "
+                    "table's schema changed concurrently and gives that id to another "
+                    "column; run the append again"
+                )
+        return base

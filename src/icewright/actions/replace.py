@@ -1,0 +1,149 @@
+"""The ``replace`` verb: overwrite the whole table, the rows matching a predicate
+(copy-on-write), or the partitions present in the new data."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
+from icewright.actions.append import already_committed, commit_written, delete_paths, find_key
+from icewright.actions.results import ActionResult
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.runner import Runner
+    from icewright.catalog import Table
+    from icewright.commit.update import CommitResult
+    from icewright.expressions import Expression
+    from icewright.manifest.data_file import DataFile
+    from icewright.scan.tasks import FileScanTask
+    from icewright.spark.write import Source
+
+__all__ = ["plan_copy_on_write", "replace"]
+
+
+def replace(
+    table: TableLike,
+    source: Source,
+    *,
+    catalog: CatalogLike = None,
+    where: Expression | str | None = None,
+    dynamic_partitions: bool = False,
+    branch: str = "main",
+    commit_key: str | None = None,
+    runner: Runner | None = None,
+) -> ActionResult:
+    """Replace rows of ``table`` with the rows of ``source``, in one snapshot.
+
+    * Neither ``where`` nor ``dynamic_partitions``: every live data file is removed
+      (``overwrite`` by the always-true filter) and the new files added.
+    * ``where`` (an icewright expression or SQL-like text): copy-on-write. Files whose
+      rows all match (by partition or by column metrics) are removed; files where only
+      some rows match are rewritten keeping the rows that do not match (read with their
+      deletes applied); the new files are added. Committed as an ``overwrite`` validated
+      against commits after the snapshot read, with ``where`` as the conflict-detection
+      filter, at the table's ``write.update.isolation-level`` (serializable by default).
+      The new rows are not required to match ``where``.
+    * ``dynamic_partitions``: the partitions the new files fall in are replaced
+      (``replace_partitions``; conflicting data or deletes committed since the snapshot
+      read fail the commit). An empty source commits nothing.
+
+    ``where`` is checked before any job runs: an unknown column raises
+    :class:`ValidationError` and nothing changes.
+    """
+    if where is not None and dynamic_partitions:
+        raise ValidationError("pass where or dynamic_partitions=True, not both")
+    timer = Timer()
+    current = load(table, catalog)
+    if commit_key is not None:
+        found = find_key(current.metadata, branch, commit_key)
+        if found is not None:
+            return already_committed(current, found, timer)
+    start = current.metadata.snapshot_for_ref(branch)
+    start_id = None if start is None else start.snapshot_id
+    jobs = runner_or_default(runner)
+    removed: list[DataFile] = []
+    partial: list[FileScanTask] = []
+    condition: Expression | None = None
+    if where is not None:
+        with timer.phase("plan"):
+            condition, removed, partial = plan_copy_on_write(current, where, branch)
+    with timer.phase("write"):
+        written = jobs.write(current.metadata, current.io, source)
+        files = list(written.data_files)
+        if partial:
+            from icewright.expressions import not_
+
+            assert condition is not None
+            try:
+                kept = jobs.rewrite(current.metadata, current.io, partial, keep=not_(condition))
+            except BaseException:
+                delete_paths(current.io, [f.file_path for f in files])
+                raise
+            files.extend(kept.data_files)
+            removed.extend(t.data_file for t in partial)
+
+    def commit() -> CommitResult:
+        from icewright.commit import OverwriteFiles, replace_partitions
+        from icewright.expressions import ALWAYS_TRUE
+
+        if dynamic_partitions:
+            return replace_partitions(
+                current,
+                files,
+                start_snapshot_id=start_id,
+                validate_no_conflicting_data=True,
+                validate_no_conflicting_deletes=True,
+                branch=branch,
+                commit_key=commit_key,
+            )
+        op = OverwriteFiles(current, branch=branch, commit_key=commit_key)
+        if condition is None:
+            op.overwrite_by_row_filter(ALWAYS_TRUE)
+            op.conflict_detection_filter(ALWAYS_TRUE)
+        else:
+            for f in removed:
+                op.delete_file(f)
+            op.conflict_detection_filter(condition)
+        op.add_files(files)
+        op.validate_from_snapshot(start_id)
+        op.isolation_level_from_properties("update")
+        return op.commit()
+
+    if dynamic_partitions and not files:
+        snapshot = current.metadata.snapshot_for_ref(branch)
+        from icewright.commit.update import CommitResult
+
+        return ActionResult.from_commit(
+            CommitResult.for_snapshot(current, snapshot, committed=False), timer.done()
+        )
+    with timer.phase("commit"):
+        result = commit_written(current.io, files, commit)
+    return ActionResult.from_commit(result, timer.done())
+
+
+def plan_copy_on_write(
+    table: Table, where: Expression | str, branch: str = "main"
+) -> tuple[Expression, list[DataFile], list[FileScanTask]]:
+    """The parsed ``where``, the data files all of whose rows match it, and the scan
+    tasks of the files where only some rows may match (to rewrite).
+
+    A file matches fully when its partition alone proves every row matches (its residual
+    is always-true) or when its column metrics do (strict metrics evaluation).
+    """
+    from icewright.expressions import ALWAYS_TRUE, StrictMetricsEvaluator, parse
+    from icewright.scan import TableScan
+
+    condition = parse(where) if isinstance(where, str) else where
+    scan = TableScan.of(table, ref=branch, row_filter=condition)  # binds: unknown columns fail
+    strict = StrictMetricsEvaluator(scan.schema(), condition)
+    full: list[DataFile] = []
+    partial: list[FileScanTask] = []
+    if scan.snapshot() is None:
+        return condition, full, partial
+    for task in scan.plan_files():
+        if task.residual is ALWAYS_TRUE or strict.eval(task.data_file):
+            full.append(task.data_file)
+        else:
+            partial.append(task)
+    return condition, full, partial

@@ -1,0 +1,139 @@
+"""Typed results of the actions: what each verb committed (or found already committed).
+
+Every result is frozen. :class:`ActionResult` describes one snapshot-producing commit;
+:class:`RewriteResult` adds what a compaction did per file group, :class:`ViewResult`
+describes a committed view version and :class:`WaitResult` the snapshots a wait found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from icewright.commit.summary import (
+    ADDED_DATA_FILES,
+    ADDED_RECORDS,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+)
+
+if TYPE_CHECKING:
+    from icewright.commit.update import CommitResult
+    from icewright.spec.schema import Schema
+    from icewright.spec.snapshots import Snapshot
+
+__all__ = ["ActionResult", "GroupFailure", "RewriteResult", "ViewResult", "WaitResult"]
+
+
+def _count(summary: Mapping[str, str], key: str) -> int:
+    try:
+        return int(summary.get(key, "0"))
+    except ValueError:
+        return 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionResult:
+    """What one action committed.
+
+    ``committed`` is False when nothing new was committed: the commit key was already on
+    the table (the snapshot found is described), or there was nothing to do (``snapshot_id``
+    is then the table's current one, possibly None). File and record counts are the
+    snapshot summary's (``added-data-files``, ``deleted-data-files``, ``added-records``,
+    ``deleted-records``). ``timings`` holds seconds per phase (``plan``, ``write``,
+    ``commit``, ``total``; only the phases that ran).
+    """
+
+    table: str
+    metadata_location: str
+    committed: bool
+    snapshot_id: int | None = None
+    sequence_number: int | None = None
+    operation: str | None = None
+    summary: Mapping[str, str] = field(default_factory=dict)
+    files_added: int = 0
+    files_removed: int = 0
+    records_added: int = 0
+    records_removed: int = 0
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_commit(cls, result: CommitResult, timings: Mapping[str, float]) -> ActionResult:
+        """The result of a commit engine commit, with the action's timings."""
+        summary = dict(result.summary)
+        return cls(
+            table=str(result.table.identifier),
+            metadata_location=result.metadata_location,
+            committed=result.committed,
+            snapshot_id=result.snapshot_id,
+            sequence_number=result.sequence_number,
+            operation=None if result.operation is None else str(result.operation),
+            summary=summary,
+            files_added=_count(summary, ADDED_DATA_FILES),
+            files_removed=_count(summary, DELETED_DATA_FILES),
+            records_added=_count(summary, ADDED_RECORDS),
+            records_removed=_count(summary, DELETED_RECORDS),
+            timings=dict(timings),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFailure:
+    """A rewrite file group that did not land, and why (its files stay as they were)."""
+
+    partition: tuple[object, ...]
+    spec_id: int
+    file_count: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewriteResult(ActionResult):
+    """A compaction: the last commit's snapshot, totals over every commit of the run.
+
+    ``commits`` lists each commit's own result (one unless partial progress was asked
+    for); ``groups_rewritten`` counts the file groups that landed, ``failed_groups`` the
+    ones that conflicted (with partial progress the rest still land). A run with no
+    candidate files commits nothing (``committed`` False, ``groups_rewritten`` 0).
+    """
+
+    groups_rewritten: int = 0
+    failed_groups: tuple[GroupFailure, ...] = ()
+    commits: tuple[ActionResult, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ViewResult:
+    """A committed view version."""
+
+    view: str
+    metadata_location: str
+    version_id: int
+    schema: Schema = field(repr=False)
+    referenced_tables: tuple[str, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaitResult:
+    """What :func:`~icewright.actions.wait_for_snapshot` saw.
+
+    ``snapshots`` are the branch's snapshots newer than the given one that pass the
+    filters, oldest first; ``timed_out`` is True (and ``snapshots`` empty) when none
+    came before the timeout. ``latest_snapshot_id`` is the branch head last seen (pass it
+    as ``after_snapshot_id`` to wait for the next one).
+    """
+
+    table: str
+    snapshots: tuple[Snapshot, ...]
+    timed_out: bool
+    latest_snapshot_id: int | None
+    metadata_location: str | None
+    polls: int
+    waited_seconds: float
+
+    @property
+    def found(self) -> bool:
+        """True when at least one matching snapshot arrived."""
+        return bool(self.snapshots)

@@ -1,0 +1,302 @@
+"""The ``rewrite`` verb: compaction of data files by bin-packing, committed as ``replace``.
+
+Candidates (Iceberg Java's ``SizeBasedFileRewriter`` defaults): data files under 75% or
+over 180% of the target file size, and files of older partition specs (they move into the
+current spec). Candidates are grouped per (spec, partition) and bin-packed into groups of
+at most 100 GiB. A group is rewritten when it has ``min_input_files`` files, or more than
+one file and more than a target file's worth of data, or a file too large, or files of an
+older spec. Each group is read with its delete files applied and written anew in the
+current schema, spec and sort order (a global range sort with ``sort=True``); the new
+files take the data sequence number of the snapshot read (``use_starting_sequence_number``,
+as Java's default), so deletes committed meanwhile still apply to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
+from icewright.actions.append import commit_written, delete_paths, find_key
+from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
+from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.runner import Runner
+    from icewright.catalog import Table
+    from icewright.commit.update import CommitResult
+    from icewright.expressions import Expression
+    from icewright.manifest.data_file import DataFile
+    from icewright.scan.tasks import FileScanTask
+
+__all__ = ["FileGroup", "plan_groups", "rewrite"]
+
+TARGET_FILE_SIZE = "write.target-file-size-bytes"
+DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
+MIN_FILE_SIZE_RATIO = 0.75
+MAX_FILE_SIZE_RATIO = 1.80
+MAX_GROUP_SIZE = 100 * 1024 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FileGroup:
+    """Files of one partition rewritten together."""
+
+    spec_id: int
+    partition: tuple[object, ...]
+    tasks: tuple[FileScanTask, ...]
+
+    @property
+    def size(self) -> int:
+        """Bytes of the data files."""
+        return sum(t.data_file.file_size_in_bytes for t in self.tasks)
+
+
+def rewrite(
+    table: TableLike,
+    *,
+    catalog: CatalogLike = None,
+    where: Expression | str | None = None,
+    target_file_size: int | None = None,
+    min_input_files: int = 5,
+    sort: bool = False,
+    partial_progress_max_commits: int | None = None,
+    branch: str = "main",
+    commit_key: str | None = None,
+    runner: Runner | None = None,
+) -> RewriteResult:
+    """Compact the data files of ``table`` (see the module docstring); one ``replace``
+    snapshot, validated against commits since the snapshot read.
+
+    ``where`` limits the candidates to files that may hold matching rows.
+    ``target_file_size`` defaults to the table's ``write.target-file-size-bytes``
+    (512 MiB). ``sort`` range-sorts each group by the table's sort order (which must
+    exist). With ``partial_progress_max_commits`` N the groups are committed in up to N
+    commits; a commit that conflicts is reported in ``failed_groups`` while the others
+    land (commit keys ``<commit_key>:<i>``); a failing Spark job still raises (the commits
+    before it stay). Without it a conflict raises and nothing lands. No candidates: a
+    no-op result (``committed`` False), not an error.
+    """
+    _check_options(min_input_files, target_file_size, partial_progress_max_commits)
+    timer = Timer()
+    current = load(table, catalog)
+    if commit_key is not None and partial_progress_max_commits is None:
+        found = find_key(current.metadata, branch, commit_key)
+        if found is not None:
+            return _noop(current, branch, timer, found.snapshot_id)
+    target = target_file_size or _target_size(current)
+    with timer.phase("plan"):
+        groups = plan_groups(
+            current,
+            where=where,
+            target_file_size=target,
+            min_input_files=min_input_files,
+            branch=branch,
+        )
+    if not groups:
+        return _noop(current, branch, timer)
+    start = current.metadata.snapshot_for_ref(branch)
+    assert start is not None  # groups come from it
+    properties = {TARGET_FILE_SIZE: str(target)}
+    if sort:
+        if not current.metadata.sort_order().is_sorted:
+            raise ValidationError(
+                "sort=True needs a table sort order; set one (ReplaceSortOrder) or rewrite "
+                "without sort"
+            )
+        properties["write.distribution-mode"] = "range"
+    jobs = runner_or_default(runner)
+    batches = _batches(groups, partial_progress_max_commits)
+    commits: list[ActionResult] = []
+    failures: list[GroupFailure] = []
+    landed = 0
+    for index, batch in enumerate(batches):
+        added: list[DataFile] = []
+        try:
+            with timer.phase("write"):
+                for group in batch:
+                    written = jobs.rewrite(
+                        current.metadata, current.io, group.tasks, properties=properties
+                    )
+                    added.extend(written.data_files)
+        except Exception:
+            delete_paths(current.io, [f.file_path for f in added])
+            raise
+        removed = [t.data_file for g in batch for t in g.tasks]
+        key = commit_key
+        if commit_key is not None and partial_progress_max_commits is not None:
+            key = f"{commit_key}:{index}"
+
+        def commit(
+            removed: Sequence[DataFile] = removed,
+            added: Sequence[DataFile] = added,
+            key: str | None = key,
+        ) -> CommitResult:
+            from icewright.commit import rewrite_files
+
+            return rewrite_files(
+                current,
+                removed,
+                added,
+                start_snapshot_id=start.snapshot_id,
+                use_starting_sequence_number=True,
+                branch=branch,
+                commit_key=key,
+            )
+
+        try:
+            with timer.phase("commit"):
+                result = commit_written(current.io, added, commit)
+        except CommitStateUnknown:
+            raise
+        except IcewrightError as e:
+            if partial_progress_max_commits is None:
+                raise
+            failures.extend(
+                GroupFailure(g.partition, g.spec_id, len(g.tasks), str(e)) for g in batch
+            )
+            continue
+        commits.append(ActionResult.from_commit(result, {}))
+        landed += len(batch)
+    return _combined(
+        current, branch, commits=commits, failures=failures, landed=landed, timer=timer
+    )
+
+
+def plan_groups(
+    table: Table,
+    *,
+    where: Expression | str | None = None,
+    target_file_size: int,
+    min_input_files: int = 5,
+    branch: str = "main",
+) -> list[FileGroup]:
+    """The file groups a rewrite would compact (see the module docstring)."""
+    from icewright.scan import TableScan
+
+    options: dict[str, object] = {"ref": branch}
+    if where is not None:
+        options["row_filter"] = where
+    scan = TableScan.of(table, **options)
+    if scan.snapshot() is None:
+        return []
+    spec_id = table.metadata.default_spec_id
+    low = MIN_FILE_SIZE_RATIO * target_file_size
+    high = MAX_FILE_SIZE_RATIO * target_file_size
+    by_partition: dict[tuple[int, tuple[object, ...]], list[FileScanTask]] = {}
+    for task in scan.plan_files():
+        size = task.data_file.file_size_in_bytes
+        if size < low or size > high or task.spec_id != spec_id:
+            by_partition.setdefault((task.spec_id, task.partition), []).append(task)
+    groups: list[FileGroup] = []
+    for (sid, partition), tasks in by_partition.items():
+        for packed in _bin_pack(tasks, MAX_GROUP_SIZE):
+            group = FileGroup(sid, partition, tuple(packed))
+            too_large = any(t.data_file.file_size_in_bytes > high for t in packed)
+            enough_content = len(packed) > 1 and group.size > target_file_size
+            if len(packed) >= min_input_files or enough_content or too_large or sid != spec_id:
+                groups.append(group)
+    return groups
+
+
+def _bin_pack(tasks: list[FileScanTask], limit: int) -> list[list[FileScanTask]]:
+    """First-fit decreasing by file size into bins of at most ``limit`` bytes."""
+    bins: list[tuple[int, list[FileScanTask]]] = []
+    for task in sorted(tasks, key=lambda t: -t.data_file.file_size_in_bytes):
+        size = task.data_file.file_size_in_bytes
+        for i, (used, items) in enumerate(bins):
+            if used + size <= limit:
+                items.append(task)
+                bins[i] = (used + size, items)
+                break
+        else:
+            bins.append((size, [task]))
+    return [items for _, items in bins]
+
+
+def _batches(groups: list[FileGroup], max_commits: int | None) -> list[list[FileGroup]]:
+    if max_commits is None:
+        return [groups]
+    per_commit = math.ceil(len(groups) / max_commits)
+    return [groups[i : i + per_commit] for i in range(0, len(groups), per_commit)]
+
+
+def _check_options(min_files: int, target: int | None, max_commits: int | None) -> None:
+    for name, value, minimum in (
+        ("min_input_files", min_files, 1),
+        ("target_file_size", target, 1),
+        ("partial_progress_max_commits", max_commits, 1),
+    ):
+        if value is None and name != "min_input_files":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _target_size(table: Table) -> int:
+    text = table.metadata.properties.get(TARGET_FILE_SIZE)
+    if text is None:
+        return DEFAULT_TARGET_FILE_SIZE
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValidationError(
+            f"table property {TARGET_FILE_SIZE}={text!r} is not a positive integer; fix it "
+            "or pass target_file_size"
+        )
+    return value
+
+
+def _noop(table: Table, branch: str, timer: Timer, snapshot_id: int | None = None) -> RewriteResult:
+    metadata = table.metadata
+    snapshot = (
+        metadata.snapshot_by_id(snapshot_id)
+        if snapshot_id is not None
+        else metadata.snapshot_for_ref(branch)
+    )
+    return RewriteResult(
+        table=str(table.identifier),
+        metadata_location=table.metadata_location,
+        committed=False,
+        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
+        sequence_number=None if snapshot is None else snapshot.sequence_number,
+        operation=None if snapshot is None else str(snapshot.operation),
+        summary=dict(snapshot.summary or {}) if snapshot is not None else {},
+        timings=timer.done(),
+    )
+
+
+def _combined(
+    table: Table,
+    branch: str,
+    *,
+    commits: list[ActionResult],
+    failures: list[GroupFailure],
+    landed: int,
+    timer: Timer,
+) -> RewriteResult:
+    if not commits:
+        return dataclasses.replace(_noop(table, branch, timer), failed_groups=tuple(failures))
+    last = commits[-1]
+    return RewriteResult(
+        table=last.table,
+        metadata_location=last.metadata_location,
+        committed=any(c.committed for c in commits),
+        snapshot_id=last.snapshot_id,
+        sequence_number=last.sequence_number,
+        operation=last.operation,
+        summary=last.summary,
+        files_added=sum(c.files_added for c in commits),
+        files_removed=sum(c.files_removed for c in commits),
+        records_added=sum(c.records_added for c in commits),
+        records_removed=sum(c.records_removed for c in commits),
+        timings=timer.done(),
+        groups_rewritten=landed,
+        failed_groups=tuple(failures),
+        commits=tuple(commits),
+    )

@@ -1,0 +1,270 @@
+"""Where the Spark work of an action runs: the :class:`Runner` protocol.
+
+An action plans and commits in this process; a runner runs the data jobs and hands back
+``DataFile`` descriptors (a :class:`~icewright.spark.write.WriteResult`) or a schema.
+:class:`LocalRunner` runs them on the in-process SparkSession
+(:func:`icewright.spark.session.local_session`: an active session is reused); a
+``spark-submit`` runner can implement the same three jobs later without any change to
+the actions, since each job's input is plain data (table metadata, scan tasks, a source
+or a SQL text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icewright.expressions import Expression
+    from icewright.io.base import FileIO
+    from icewright.scan.tasks import FileScanTask
+    from icewright.spark.write import Source, WriteResult
+    from icewright.spec.schema import Schema
+    from icewright.spec.table_metadata import TableMetadata
+
+__all__ = ["LocalRunner", "Runner", "TableResolver", "default_runner"]
+
+TableResolver = Callable[[tuple[str, ...]], "tuple[TableMetadata, FileIO] | None"]
+"""Looks a relation name (its parts, as written in SQL) up in the catalog: the table's
+metadata and FileIO, or None when it names no icewright table."""
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """Runs the Spark jobs of the actions; never touches catalog metadata."""
+
+    def write(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        *,
+        allow_schema_evolution: bool = False,
+        properties: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """Write ``source`` as data files of the table (current schema, spec and order).
+
+        ``properties`` override table properties for this job only.
+        """
+        ...
+
+    def rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        keep: Expression | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """Read ``tasks`` (their deletes applied), keep the rows matching ``keep`` (an
+        unbound filter on the current schema; all rows when None), and write them in the
+        table's current schema, spec and sort order."""
+        ...
+
+    def source_schema(self, source: Source) -> Schema:
+        """The Iceberg schema of ``source`` (fresh ids from 1; every column optional)."""
+        ...
+
+    def analyze_view(
+        self, sql: str, resolve: TableResolver
+    ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
+        """The schema of the query ``sql``, and the icewright tables it references."""
+        ...
+
+
+def default_runner() -> Runner:
+    """The runner used when an action is given none: a :class:`LocalRunner`."""
+    return LocalRunner()
+
+
+class LocalRunner:
+    """Runs the jobs on an in-process SparkSession.
+
+    ``spark`` defaults to :func:`icewright.spark.session.local_session` (the active
+    session, or a new embedded one), obtained when the first job runs.
+    """
+
+    def __init__(self, spark: SparkSession | None = None) -> None:
+        self._spark = spark
+
+    @property
+    def spark(self) -> SparkSession:
+        """The session the jobs run on."""
+        if self._spark is None:
+            from icewright.spark.session import local_session
+
+            self._spark = local_session()
+        return self._spark
+
+    def write(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        *,
+        allow_schema_evolution: bool = False,
+        properties: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """See :meth:`Runner.write`."""
+        from icewright.spark.write import write_files
+
+        return write_files(
+            self.spark,
+            source,
+            schema=metadata.schema(),
+            spec=metadata.spec(),
+            sort_order=metadata.sort_order(),
+            properties={**metadata.properties, **(properties or {})},
+            location=metadata.location,
+            io=io,
+            allow_schema_evolution=allow_schema_evolution,
+            last_column_id=metadata.last_column_id,
+        )
+
+    def rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        keep: Expression | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """See :meth:`Runner.rewrite`."""
+        frame = read_tasks(self.spark, metadata, io, tasks, keep)
+        return self.write(metadata, io, frame, properties=properties)
+
+    def source_schema(self, source: Source) -> Schema:
+        """See :meth:`Runner.source_schema`."""
+        from icewright.spark.types import schema_from_spark
+        from icewright.spark.write import load_source
+
+        frame = load_source(self.spark, source)
+        return schema_from_spark(frame.schema, required_as_nullable=True)
+
+    def analyze_view(
+        self, sql: str, resolve: TableResolver
+    ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
+        """See :meth:`Runner.analyze_view`."""
+        from icewright.spark.read import read_table
+        from icewright.spark.types import schema_from_spark
+
+        spark = self.spark
+        text = sql
+        found: list[tuple[str, ...]] = []
+        registered: list[str] = []
+        try:
+            for _ in range(64):  # one more referenced table per round
+                try:
+                    frame = spark.sql(text)
+                    break
+                except Exception as e:
+                    name = _unresolved_relation(e)
+                    if name is None or name in found:
+                        raise ValidationError(
+                            f"Spark cannot analyse the view SQL: {_first_line(e)}"
+                        ) from None
+                    target = resolve(name)
+                    if target is None:
+                        raise ValidationError(
+                            f"the view SQL references {'.'.join(name)!r}, which is neither a "
+                            f"table of the catalog nor known to Spark: {_first_line(e)}"
+                        ) from None
+                    found.append(name)
+                    temp = f"__iw_view_source_{len(found)}"
+                    read_table(spark, target).createOrReplaceTempView(temp)
+                    registered.append(temp)
+                    text = _substitute(text, name, temp)
+            else:
+                raise ValidationError("the view SQL references too many tables (more than 64)")
+            schema = schema_from_spark(frame.schema, required_as_nullable=True)
+        finally:
+            for temp in registered:
+                spark.catalog.dropTempView(temp)
+        return schema, tuple(found)
+
+
+def read_tasks(
+    spark: SparkSession,
+    metadata: TableMetadata,
+    io: FileIO,
+    tasks: Sequence[FileScanTask],
+    keep: Expression | None,
+) -> DataFrame:
+    """The rows of ``tasks`` (their deletes applied) that match ``keep`` (all when None),
+    in the table's current schema."""
+    from icewright.scan import TableScan
+    from icewright.scan.tasks import ScanMetrics, ScanPlan
+    from icewright.spark.read import read_plan
+
+    scan = TableScan.of((metadata, io), **({} if keep is None else {"row_filter": keep}))
+    residual = scan.bound_filter()
+    plan = ScanPlan(
+        snapshot=scan.snapshot(),
+        schema=scan.schema(),
+        projected_schema=scan.projection(),
+        filter=residual,
+        tasks=tuple(dataclasses.replace(t, residual=residual) for t in tasks),
+        metrics=ScanMetrics(),
+    )
+    return read_plan(spark, (metadata, io), plan)
+
+
+# --- relation names in Spark's analysis errors -----------------------------------------
+
+_NOT_FOUND = re.compile(r"TABLE_OR_VIEW_NOT_FOUND\]\s*The table or view (\S+) cannot be found")
+_QUOTED = re.compile(r"`((?:[^`]|``)*)`|([^.`\s]+)")
+
+
+def _unresolved_relation(e: BaseException) -> tuple[str, ...] | None:
+    """The relation Spark could not find (``TABLE_OR_VIEW_NOT_FOUND``), as name parts."""
+    condition = None
+    for getter in ("getCondition", "getErrorClass"):
+        fn = getattr(e, getter, None)
+        if callable(fn):
+            try:
+                condition = fn()
+            except Exception:  # older pyspark: no JVM error class
+                condition = None
+            if condition:
+                break
+    text = None
+    params = getattr(e, "getMessageParameters", None)
+    if condition == "TABLE_OR_VIEW_NOT_FOUND" and callable(params):
+        try:
+            text = (params() or {}).get("relationName")
+        except Exception:
+            text = None
+    if text is None:
+        m = _NOT_FOUND.search(str(e))
+        if m is None:
+            return None
+        text = m.group(1)
+    parts = tuple(
+        (q.replace("``", "`") if q else p) for q, p in _QUOTED.findall(text.strip().rstrip("."))
+    )
+    return parts or None
+
+
+def _substitute(sql: str, name: tuple[str, ...], temp: str) -> str:
+    """``sql`` with every reference to ``name`` (quoted or not) replaced by ``temp``."""
+    part = [rf"(?:`{re.escape(p)}`|{re.escape(p)})" for p in name]
+    pattern = r"(?<![\w`.])" + r"\s*\.\s*".join(part) + r"(?![\w`])"
+    new, count = re.subn(pattern, temp, sql, flags=re.IGNORECASE)
+    if count == 0:
+        raise ValidationError(
+            f"cannot find the reference to {'.'.join(name)!r} in the view SQL to analyse it"
+        )
+    return new
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

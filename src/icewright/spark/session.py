@@ -67,6 +67,8 @@ def local_session(**conf: str) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         for key, value in conf.items():
+            if active.conf.get(key, None) == str(value):
+                continue  # already so (static settings cannot be set again, even unchanged)
             try:
                 active.conf.set(key, str(value))
             except Exception as e:  # AnalysisException for static or JVM-wide settings

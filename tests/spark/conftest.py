@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icewright.spark.session import local_session
+from tests.support.s3 import s3_server  # noqa: F401 - a real S3 endpoint (moto) for tests
 
 TEST_CONF = {
     "spark.master": "local[2]",

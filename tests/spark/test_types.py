@@ -278,7 +278,8 @@ def test_align_with_evolution_matches_update_schema_ids(
     base = table.metadata.schema()
     df = _frame(
         spark,
-        "id long, colour string, point struct<x: long, z: array<struct<p: int, q: map<string, int>>>>,"
+        "id long, colour string,"
+        " point struct<x: long, z: array<struct<p: int, q: map<string, int>>>>,"
         " extra struct<k: int>",
         [(1, "red", (2, [(3, {"a": 4})]), (5,))],
     )

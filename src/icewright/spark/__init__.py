@@ -42,7 +42,20 @@ _EXPORTS = {
     "read_table": "icewright.spark.read",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AddedColumn",
+    "CallableSource",
+    "PathSource",
+    "SqlSource",
+    "WriteResult",
+    "local_session",
+    "map_in_arrow",
+    "parse_source",
+    "read_table",
+    "schema_from_spark",
+    "to_spark_schema",
+    "write_files",
+]
 
 
 def __getattr__(name: str) -> Any:

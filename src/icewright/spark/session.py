@@ -42,8 +42,8 @@ JOB_SQL_CONF: Mapping[str, str] = {
 DEFAULT_CONF: Mapping[str, str] = {
     "spark.master": "local[*]",
     "spark.app.name": "icewright",
-    "spark.sql.shuffle.partitions": "4",
-    "spark.default.parallelism": "4",
+    # Small, but enough to keep every local core busy (Spark's default is 200).
+    "spark.sql.shuffle.partitions": str(max(4, os.cpu_count() or 1)),
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.memory": "1g",

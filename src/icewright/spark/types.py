@@ -91,39 +91,36 @@ def has_time_type() -> bool:
 
 def to_spark_type(t: IcebergType) -> T.DataType:
     """The Spark type that shows values of Iceberg type ``t`` (uuid as a string)."""
-    if isinstance(t, UUIDType):
-        return T.StringType()
-    return _spark_type(t, to_spark_field)
+    return _spark_type(t, write=False)
 
 
 def write_spark_type(t: IcebergType) -> T.DataType:
     """The Spark type the write job carries ``t`` in: as :func:`to_spark_type`, but a
-    uuid is its 16 bytes (spec: Appendix A stores it as ``fixed_len_byte_array[16]``)."""
+    uuid is its 16 bytes (spec: Appendix A stores it as ``fixed_len_byte_array[16]``)
+    and struct fields carry no metadata."""
+    return _spark_type(t, write=True)
+
+
+_SIMPLE_TYPES: dict[type, T.DataType] = {
+    BooleanType: T.BooleanType(),
+    IntegerType: T.IntegerType(),
+    LongType: T.LongType(),
+    FloatType: T.FloatType(),
+    DoubleType: T.DoubleType(),
+    DateType: T.DateType(),
+    TimestampType: T.TimestampNTZType(),
+    TimestamptzType: T.TimestampType(),
+    StringType: T.StringType(),
+    BinaryType: T.BinaryType(),
+    FixedType: T.BinaryType(),
+}
+
+
+def _spark_type(t: IcebergType, *, write: bool) -> T.DataType:
+    if type(t) in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[type(t)]
     if isinstance(t, UUIDType):
-        return T.BinaryType()
-    return _spark_type(t, _write_field)
-
-
-def _write_field(f: NestedField) -> T.StructField:
-    return T.StructField(f.name, write_spark_type(f.field_type), not f.required)
-
-
-def _spark_type(t: IcebergType, field: Callable[[NestedField], T.StructField]) -> T.DataType:
-    simple: dict[type, T.DataType] = {
-        BooleanType: T.BooleanType(),
-        IntegerType: T.IntegerType(),
-        LongType: T.LongType(),
-        FloatType: T.FloatType(),
-        DoubleType: T.DoubleType(),
-        DateType: T.DateType(),
-        TimestampType: T.TimestampNTZType(),
-        TimestamptzType: T.TimestampType(),
-        StringType: T.StringType(),
-        BinaryType: T.BinaryType(),
-        FixedType: T.BinaryType(),
-    }
-    if type(t) in simple:
-        return simple[type(t)]
+        return T.BinaryType() if write else T.StringType()
     if isinstance(t, DecimalType):
         return T.DecimalType(t.precision, t.scale)
     if isinstance(t, TimeType):
@@ -134,23 +131,26 @@ def _spark_type(t: IcebergType, field: Callable[[NestedField], T.StructField]) -
             )
         return T.TimeType(6)
     if isinstance(t, StructType):
-        return T.StructType([field(f) for f in t.fields])
+        if write:
+            return T.StructType(
+                [
+                    T.StructField(f.name, _spark_type(f.field_type, write=True), not f.required)
+                    for f in t.fields
+                ]
+            )
+        return T.StructType([to_spark_field(f) for f in t.fields])
     if isinstance(t, ListType):
-        return T.ArrayType(_spark_type_of(t.element_type, field), not t.element_required)
+        return T.ArrayType(_spark_type(t.element_type, write=write), not t.element_required)
     if isinstance(t, MapType):
         return T.MapType(
-            _spark_type_of(t.key_type, field),
-            _spark_type_of(t.value_type, field),
+            _spark_type(t.key_type, write=write),
+            _spark_type(t.value_type, write=write),
             not t.value_required,
         )
     raise ValidationError(
         f"Spark cannot carry Iceberg type {t}: it has no nanosecond timestamps, variants, "
         "geometry or geography; write such tables with another engine"
     )
-
-
-def _spark_type_of(t: IcebergType, field: Callable[[NestedField], T.StructField]) -> T.DataType:
-    return to_spark_type(t) if field is to_spark_field else write_spark_type(t)
 
 
 def to_spark_field(f: NestedField) -> T.StructField:

@@ -222,7 +222,14 @@ def _call(spark: SparkSession, source: CallableSource) -> DataFrame:
         for p in inspect.signature(fn).parameters.values()
         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    result = fn(spark) if params else fn()
+    try:
+        result = fn(spark) if params else fn()
+    except IcewrightError:
+        raise
+    except Exception as e:
+        raise ValidationError(
+            f"the source {source.target!r} raised {type(e).__name__}: {_first_line(e)}"
+        ) from e
     if not isinstance(result, DataFrame):
         raise ValidationError(
             f"the source {source.target!r} returned {type(result).__name__}, not a DataFrame"
@@ -404,39 +411,40 @@ def write_files(
         io_properties=dict(io.properties),
         settings=settings,
     )
+    order_id = sort_order.order_id if sort_order.is_sorted else None
     try:
         rows = map_in_arrow(planned.frame, writer, _RESULT_SCHEMA).collect()
-    except Exception as e:
+        results = [(row["kind"], pickle.loads(bytes(row["payload"]))) for row in rows]
+        problems = sorted({str(value) for kind, value in results if kind == "violation"})
+        if problems:
+            raise ValidationError(
+                "the source has values the table cannot take (nothing was written): "
+                + "; ".join(problems)
+            )
+        files = [value for kind, value in results if kind == "file"]
+        data_files = tuple(
+            data_file_from_parquet(
+                f.path,
+                f.size,
+                f.metadata,
+                target,
+                partition=f.partition,
+                spec_id=spec.spec_id,
+                properties=properties,
+                sort_order_id=order_id,
+            )
+            for f in files
+        )
+    except BaseException as e:  # interrupted too: nothing references the files yet
         _delete_job_dir(io, job_dir)
+        if isinstance(e, IcewrightError) or not isinstance(e, Exception):
+            raise
         message = _marked_message(e)
         if message is not None:
             raise ValidationError(message) from None
         raise IcewrightError(
             f"the Spark write job {job_id} failed; its files were deleted: {_first_line(e)}"
         ) from e
-    results = [(row["kind"], pickle.loads(bytes(row["payload"]))) for row in rows]
-    problems = sorted({str(value) for kind, value in results if kind == "violation"})
-    if problems:
-        _delete_job_dir(io, job_dir)
-        raise ValidationError(
-            "the source has values the table cannot take (nothing was written): "
-            + "; ".join(problems)
-        )
-    files = [value for kind, value in results if kind == "file"]
-    order_id = sort_order.order_id if sort_order.is_sorted else None
-    data_files = tuple(
-        data_file_from_parquet(
-            f.path,
-            f.size,
-            f.metadata,
-            target,
-            partition=f.partition,
-            spec_id=spec.spec_id,
-            properties=properties,
-            sort_order_id=order_id,
-        )
-        for f in files
-    )
     _delete_strays(io, job_dir, {f.path for f in files})
     return WriteResult(
         data_files=data_files,
@@ -617,11 +625,96 @@ def _null_problems(
         # flatten() skips null lists and honours slicing (unlike .values)
         problems += _null_problems(array.flatten(), t.element_field, f"{path}.element", None)
     elif isinstance(t, MapType):
-        offsets = array.offsets  # of this slice; .items is the whole child array
-        start = offsets[0].as_py()
-        values = array.items.slice(start, offsets[-1].as_py() - start)
+        _, (values,) = _rebased(array, array.items)  # .items is the whole child array
         problems += _null_problems(values, t.value_field, f"{path}.value", None)
     return problems
+
+
+def _conform_all(batch: pa.RecordBatch, schema: pa.Schema) -> tuple[list[pa.Array], str | None]:
+    """The batch's data columns as ``schema``'s, or a message naming a misfit column."""
+    arrays = []
+    for i, target in enumerate(schema):
+        try:
+            arrays.append(_conform(batch.column(i), target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            return [], f"column {target.name!r} has a value that does not fit {target.type}: {e}"
+    return arrays, None
+
+
+def _conform(array: pa.Array, target: pa.Field) -> pa.Array:
+    """``array`` (as Spark sent it) as an array of exactly ``target.type``.
+
+    Arrow refuses to cast a column holding nulls to a non-nullable field, even nulls
+    that only sit under a null parent struct or list (which Parquet never stores). Those
+    hidden nulls get a placeholder value; nulls a reader could see were refused before.
+    """
+    t = target.type
+    if pa.types.is_struct(t):
+        children = [
+            _required(_conform(array.field(i), t.field(i)), t.field(i)) for i in range(t.num_fields)
+        ]
+        return pa.StructArray.from_arrays(
+            children, fields=[t.field(i) for i in range(t.num_fields)], mask=_nulls(array)
+        )
+    if pa.types.is_list(t):
+        element = t.value_field
+        offsets, (values,) = _rebased(array, array.values)
+        values = _required(_conform(values, element), element)
+        return pa.ListArray.from_arrays(offsets, values, type=t, mask=_nulls(array))
+    if pa.types.is_map(t):
+        offsets, (keys, items) = _rebased(array, array.keys, array.items)
+        keys = _conform(keys, t.key_field)
+        items = _required(_conform(items, t.item_field), t.item_field)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=t, mask=_nulls(array))
+    if isinstance(t, pa.ExtensionType):
+        return pa.ExtensionArray.from_storage(t, array.cast(t.storage_type))
+    return array.cast(t)
+
+
+def _rebased(array: pa.Array, *children: pa.Array) -> tuple[pa.Array, list[pa.Array]]:
+    """Offsets from 0 and the children they cover (a slice's offsets start later)."""
+    offsets = array.offsets
+    start, end = offsets[0].as_py(), offsets[-1].as_py()
+    rebased = pc.subtract(offsets, pa.scalar(start, offsets.type))
+    return rebased, [c.slice(start, end - start) for c in children]
+
+
+def _nulls(array: pa.Array) -> pa.Array | None:
+    return array.is_null() if array.null_count else None
+
+
+def _required(array: pa.Array, target: pa.Field) -> pa.Array:
+    """Fill the (hidden) nulls of a non-nullable field with a placeholder."""
+    if target.nullable or array.null_count == 0:
+        return array
+    t = target.type
+    if pa.types.is_struct(t):
+        children = [_required(array.field(i), t.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(
+            children, fields=[t.field(i) for i in range(t.num_fields)]
+        )
+    if pa.types.is_list(t):
+        offsets, (values,) = _rebased(array, array.values)
+        return pa.ListArray.from_arrays(offsets, values, type=t)
+    if pa.types.is_map(t):
+        offsets, (keys, items) = _rebased(array, array.keys, array.items)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=t)
+    if isinstance(t, pa.ExtensionType):
+        storage = _required(array.storage, pa.field("v", t.storage_type, nullable=False))
+        return pa.ExtensionArray.from_storage(t, storage)
+    return pc.fill_null(array, _placeholder(t))
+
+
+def _placeholder(t: pa.DataType) -> pa.Scalar:
+    if pa.types.is_fixed_size_binary(t):
+        return pa.scalar(bytes(t.byte_width), t)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.scalar(b"", t)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.scalar("", t)
+    if pa.types.is_boolean(t):
+        return pa.scalar(False, t)
+    return pa.array([0], pa.int64()).cast(t)[0]  # numbers, decimals, dates, times
 
 
 def _runs(keys: Sequence[pa.Array], n: int) -> list[tuple[int, int]]:
@@ -677,10 +770,7 @@ class _FileWriter:
 
         schema = Schema.from_json(json.loads(self.schema_json))
         spec = PartitionSpec.from_json(json.loads(self.spec_json))
-        arrow_schema = pa.schema(
-            [_arrow_field(f) for f in schema.fields],
-            metadata={"iceberg.schema": self.schema_json},
-        )
+        arrow_schema = pa.schema([_arrow_field(f) for f in schema.fields])
         key_types = [type_from_json(json.loads(t)) for _, t in self.key_fields]
         context = TaskContext.get()
         task = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
@@ -690,28 +780,26 @@ class _FileWriter:
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
-                try:
-                    table = pa.Table.from_batches(
-                        [batch.select(list(range(self.data_columns)))]
-                    ).cast(arrow_schema)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                    results.append(("violation", f"a value does not fit its column: {e}"))
-                    break
                 problems = [
                     p
                     for i, f in enumerate(schema.fields)
-                    for chunk in table.column(i).chunks
-                    for p in _null_problems(chunk, f, f.name, None)
+                    for p in _null_problems(batch.column(i), f, f.name, None)
                 ]
                 if problems:
                     names = ", ".join(sorted(set(problems)))
                     results.append(("violation", f"nulls in required columns: {names}"))
                     break
+                arrays, misfit = _conform_all(batch, arrow_schema)
+                if misfit is not None:
+                    results.append(("violation", misfit))
+                    break
+                table = pa.Table.from_arrays(arrays, schema=arrow_schema)
                 keys = [batch.column(self.data_columns + j) for j in range(len(self.key_fields))]
                 for start, end in _runs(keys, batch.num_rows):
                     key = self._partition(spec, keys, key_types, start)
                     files.write(key, table.slice(start, end - start))
-            results += [("file", f) for f in files.close()]
+            if not results:  # a violation leaves the files to the driver's cleanup
+                results = [("file", f) for f in files.close()]
         finally:
             files.abort()
         if results:
@@ -852,6 +940,9 @@ class _RollingFiles:
         if current is None:
             return
         self._flush()
+        # Iceberg Java records the schema in the footer too; pyarrow drops schema-level
+        # metadata without the ARROW:schema blob, so add it explicitly.
+        current.writer.add_key_value_metadata({"iceberg.schema": self.job.schema_json})
         current.writer.close()
         size = current.stream.tell()
         current.stream.close()

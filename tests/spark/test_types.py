@@ -342,3 +342,18 @@ def test_import_without_pyspark_names_the_extra() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("MISSING") and "icewright[spark]" in out.stdout
+
+
+def test_timestamp_literal_ignores_the_session_time_zone(spark: Any) -> None:
+    from icewright.spark.types import literal
+    from icewright.spec.types import TimestampType
+
+    micros = 1_577_836_800_000_001  # 2020-01-01 00:00:00.000001
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        row = spark.range(1).select(literal(TimestampType(), micros).alias("t")).first()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+    assert row is not None
+    assert str(row["t"]) == "2020-01-01 00:00:00.000001"

@@ -552,7 +552,12 @@ def literal(t: IcebergType, value: Any) -> Column:
         return F.lit(None).cast(spark_type)
     if isinstance(t, DateType):
         return F.lit(dt.date(1970, 1, 1) + dt.timedelta(days=int(value)))
-    if isinstance(t, TimestampType | TimestamptzType):
+    if isinstance(t, TimestampType):
+        # A wall-clock value: going through an instant would shift it by the session time
+        # zone, so cast its text (no zone involved) instead.
+        wall = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(value))
+        return F.lit(wall.isoformat(sep=" ")).cast(spark_type)
+    if isinstance(t, TimestamptzType):
         return F.timestamp_micros(F.lit(int(value))).cast(spark_type)
     if isinstance(t, UUIDType):
         u = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))

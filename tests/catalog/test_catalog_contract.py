@@ -384,6 +384,18 @@ def test_commit_success(catalog: Catalog, catalog_kind: str) -> None:
     ]
 
 
+def test_table_metadata_location_follows_commits(catalog: Catalog) -> None:
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.t", SCHEMA)
+    assert catalog.table_metadata_location("db.t") == table.metadata_location
+    new_location = catalog.commit_table(
+        "db.t", table.metadata_location, changed(table.metadata, note="first")
+    )
+    assert catalog.table_metadata_location(("db", "t")) == new_location
+    with pytest.raises(NoSuchTable):
+        catalog.table_metadata_location("db.missing")
+
+
 def test_metadata_log_honours_previous_versions_max(catalog: Catalog) -> None:
     catalog.create_namespace("db")
     table = catalog.create_table(

@@ -100,14 +100,7 @@ def wait_for_snapshot(
 
 def _pointer(cat: Catalog, ident: Identifier) -> str:
     """The current metadata location, without reading the metadata file where possible."""
-    from icewright.catalog.base import TABLE
-    from icewright.catalog.metastore import MetastoreCatalog
-
-    if isinstance(cat, MetastoreCatalog):
-        # SQL and Glue catalogs: one pointer read (a row, a GetTable call).
-        location, _ = cat._read_pointer(ident, TABLE)
-        return location
-    return cat.load_table(ident).metadata_location
+    return cat.table_metadata_location(ident)
 
 
 def _new_snapshots(metadata: TableMetadata, branch: str, after: int | None) -> list[Snapshot]:

@@ -308,6 +308,12 @@ class Catalog(ABC):
     def load_table(self, identifier: IdentifierLike) -> Table:
         """Load a table; ``NoSuchTable`` if there is none of that name."""
 
+    def table_metadata_location(self, identifier: IdentifierLike) -> str:
+        """The location of the table's current metadata file, read as cheaply as the
+        catalog allows (a pointer row or call; no metadata file where possible).
+        ``NoSuchTable`` if there is none of that name."""
+        return self.load_table(identifier).metadata_location
+
     def table_exists(self, identifier: IdentifierLike) -> bool:
         """Whether a table (not a view) of that name exists."""
         try:

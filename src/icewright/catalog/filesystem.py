@@ -394,6 +394,15 @@ class FileSystemCatalog(Catalog):
         _, path, document = self._load(ident, TABLE)
         return table_handle(self, ident, table_metadata_from_document(document, path), path)
 
+    def table_metadata_location(self, identifier: IdentifierLike) -> str:
+        """The newest ``v<N>`` from the version hint and a probe; nothing is read unless
+        there is no table there."""
+        ident = Identifier.parse(identifier)
+        current = self._current(self._dir(ident))
+        if current is None:
+            return self.load_table(ident).metadata_location  # raises the precise NoSuchTable
+        return current[1]
+
     def list_tables(self, namespace: NamespaceLike) -> list[Identifier]:
         """Child directories holding a table (their newest metadata is read)."""
         return self._list(namespace, TABLE)

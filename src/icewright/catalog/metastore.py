@@ -97,6 +97,11 @@ class MetastoreCatalog(Catalog):
         self._register_pointer(ident, kind, metadata, location, written=True)
         return location
 
+    def table_metadata_location(self, identifier: IdentifierLike) -> str:
+        """One pointer read; the metadata file is not opened."""
+        location, _ = self._read_pointer(Identifier.parse(identifier), TABLE)
+        return location
+
     def _load(self, ident: Identifier, kind: str) -> tuple[str, Metadata]:
         location, _ = self._read_pointer(ident, kind)
         read = read_view_metadata if kind == VIEW else read_table_metadata

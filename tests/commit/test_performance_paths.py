@@ -1,6 +1,7 @@
 """The fast paths of the commit benchmark do exactly what the general code does.
 
-* metadata JSON: the indented writer gives the standard library's bytes; the snapshot and
+* metadata JSON: the compact writer gives the standard library's bytes, snapshots
+  encoded once and spliced in; recently written metadata is not read again; the snapshot and
   log readers give the same objects and the same errors as the checked way;
 * summaries: partition paths are memoized only where equal values mean equal text;
 * manifest lists: a commit on a long history copies its parent's records unchanged, and
@@ -13,8 +14,8 @@ Tables are real SQLite-catalog tables with real Parquet files; pyiceberg 0.12 re
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from icewright.manifest.manifest_list import read_manifest_list
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
+    FrozenMap,
     MetadataLogEntry,
     Operation,
     Snapshot,
@@ -44,6 +46,7 @@ from icewright.spec.snapshots import (
     Summary,
     _dump_document,
 )
+from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType
 
 from .support import files_for, pyiceberg_read, rows
@@ -69,28 +72,54 @@ _JSON = st.recursive(
 
 @settings(max_examples=300)
 @given(_JSON)
-def test_indented_json_is_the_standard_librarys(document: Any) -> None:
-    expected = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
-    assert _dump_document(document) == expected
+def test_compact_json_is_the_standard_librarys(document: Any) -> None:
+    try:
+        expected = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN and infinities are not JSON: refused alike
+        with pytest.raises(ValueError):
+            _dump_document(document)
+        return
+    assert _dump_document(document) == expected.encode("utf-8")
 
 
-def test_indented_json_of_lists_of_flat_objects_and_awkward_strings() -> None:
-    awkward = ['},\n    {"a"', "\n", '"', "\\", "\u2028", "\x00", "é"]
-    documents: list[Any] = [
-        {"log": [{"k": s, "n": i} for i, s in enumerate(awkward)]},
-        {"log": [{"a": 1}, {"b": []}, {"c": {}}]},
-        {"nested": [[{"x": 1}], [{"y": [1, 2]}]], "empty": [[], {}, [{}]]},
-        {"k": [math.inf, -math.inf, -0.0, 1e300]},
-        [{"x": 1}, 2],
-    ]
-    for document in documents:
-        assert _dump_document(document) == json.dumps(
-            document, indent=2, ensure_ascii=False
-        ).encode("utf-8")
-    # A key that is not a string: the standard library's own conversion applies.
-    assert _dump_document({"a": {1: [2, {"b": 3}]}}) == json.dumps(
-        {"a": {1: [2, {"b": 3}]}}, indent=2
-    ).encode("utf-8")
+def test_metadata_json_splices_each_snapshot_encoded_once(
+    make_table: Callable[..., Table],
+) -> None:
+    table = _history(make_table(), 4)
+    metadata = table.metadata
+    plain = json.dumps(metadata.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
+    assert metadata.to_json() == plain
+    assert metadata.to_json() == plain  # again, from the encoded snapshots
+    # A property whose value looks like a placeholder is written as it is.
+    odd = dataclasses.replace(
+        metadata, properties=FrozenMap({"snapshots": '"icewright-snapshots-0"', "x": "[]"})
+    )
+    assert json.loads(odd.to_json()) == odd.to_dict()
+    v1 = _history(make_table("db.v1", format_version=1), 2).metadata
+    assert json.loads(v1.to_json()) == v1.to_dict()
+    assert "sequence-number" not in json.loads(v1.to_json())["snapshots"][0]
+
+
+def test_recent_metadata_is_read_once_and_still_checked(
+    make_table: Callable[..., Table],
+) -> None:
+    from icewright.catalog.metadata_files import read_table_metadata
+    from icewright.errors import NoSuchFile
+
+    table = _history(make_table(), 2)
+    path = table.metadata_location
+    kept = read_table_metadata(table.io, path)
+    assert kept is table.metadata  # the object this process wrote: not read again
+    fresh = TableMetadata.from_json(Path(path).read_bytes())
+    assert fresh == kept
+    # A truncated file is read again (and refused); a deleted one is missing.
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(data[:-10])
+    with pytest.raises(InvalidMetadata):
+        read_table_metadata(table.io, path)
+    Path(path).unlink()
+    with pytest.raises(NoSuchFile):
+        read_table_metadata(table.io, path)
 
 
 def _snapshot_json(**changes: Any) -> dict[str, Any]:

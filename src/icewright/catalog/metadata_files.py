@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
 import uuid
 import zlib
 from collections.abc import Mapping
@@ -150,7 +151,11 @@ def read_metadata_document(io: FileIO, path: str) -> dict[str, Any]:
     Raises :class:`NoSuchFile` if it is missing and :class:`InvalidMetadata`
     (naming the path) if it is not a JSON object.
     """
-    data = decode_metadata_bytes(io.read(path), path)
+    return _document(io.read(path), path)
+
+
+def _document(raw: bytes, path: str) -> dict[str, Any]:
+    data = decode_metadata_bytes(raw, path)
     try:
         document = json.loads(data)
     except (UnicodeDecodeError, ValueError) as e:
@@ -179,8 +184,65 @@ def _parse(path: str, kind: str, parse: Any, document: Mapping[str, Any]) -> Any
 
 
 def read_table_metadata(io: FileIO, path: str) -> TableMetadata:
-    """Read a table metadata file; :class:`InvalidMetadata` names the path."""
-    return table_metadata_from_document(read_metadata_document(io, path), path)
+    """Read a table metadata file; :class:`InvalidMetadata` names the path.
+
+    A file with a UUID in its name that this process wrote or read before is not read
+    again (see :class:`_RecentMetadata`).
+    """
+    cached = _RECENT.get(io, path)
+    if cached is not None:
+        return cached
+    raw = io.read(path)
+    metadata = table_metadata_from_document(_document(raw, path), path)
+    _RECENT.put(path, metadata, len(raw))
+    return metadata
+
+
+_UNIQUE_NAME = re.compile(
+    r"\d+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:gz\.)?metadata\.json"
+    r"(?:\.gz)?"
+)
+
+
+class _RecentMetadata:
+    """The table metadata of the last few files this process wrote or read, by location.
+
+    Only files named ``<NNNNN>-<uuid>.metadata.json`` are kept: the UUID makes the name
+    unique, and a metadata file is never rewritten in place, so the location alone
+    identifies its content. (``v<N>.metadata.json`` names repeat when a file-system table
+    is dropped and created again, so those are always read.) Iceberg Java's table
+    operations keep their current metadata the same way and refresh only when the
+    pointer moved; this spares a long-running process (a worker committing again, a
+    sensor, the triggerer) re-reading and re-parsing a long history after each commit.
+    The file's size is still checked, so a deleted or truncated file is noticed.
+    """
+
+    def __init__(self, capacity: int = 16) -> None:
+        self._capacity = capacity
+        self._entries: dict[str, tuple[TableMetadata, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, io: FileIO, path: str) -> TableMetadata | None:
+        """The metadata kept for ``path`` if the file still has the size it had."""
+        with self._lock:
+            entry = self._entries.get(path)
+        if entry is None:
+            return None
+        metadata, size = entry
+        return metadata if io.size(path) == size else None
+
+    def put(self, path: str, metadata: TableMetadata, size: int) -> None:
+        """Keep ``metadata`` as the content of ``path`` (``size`` bytes long)."""
+        if _UNIQUE_NAME.fullmatch(basename(path)) is None:
+            return
+        with self._lock:
+            self._entries.pop(path, None)
+            self._entries[path] = (metadata, size)
+            while len(self._entries) > self._capacity:
+                del self._entries[next(iter(self._entries))]
+
+
+_RECENT = _RecentMetadata()
 
 
 def table_metadata_from_document(document: Mapping[str, Any], path: str) -> TableMetadata:
@@ -215,7 +277,10 @@ def encode_metadata(metadata: TableMetadata | ViewMetadata, path: str) -> bytes:
 
 def write_new_metadata(io: FileIO, path: str, metadata: TableMetadata | ViewMetadata) -> None:
     """Create ``path`` (never overwrite: raises ``FileAlreadyExists`` if present)."""
-    io.create(path, encode_metadata(metadata, path))
+    data = encode_metadata(metadata, path)
+    io.create(path, data)
+    if isinstance(metadata, TableMetadata):
+        _RECENT.put(path, metadata, len(data))
 
 
 def missing_metadata(path: str, what: str, error: NoSuchFile) -> NoSuchFile:

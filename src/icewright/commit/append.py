@@ -8,6 +8,7 @@ and Retry").
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 
 from icewright.catalog.base import Table
@@ -17,7 +18,7 @@ from icewright.commit.update import CommitResult
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
-from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_list import ManifestListReader
 from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
@@ -101,10 +102,27 @@ class FastAppend(SnapshotProducer):
                 "appending to it is not supported: rewrite the table with another engine first"
             )
         if parent is not None and parent.manifest_list is not None:
-            existing = read_manifest_list(
+            existing = _list_reader().read(
                 self.table.io.read(parent.manifest_list), parent.manifest_list
             )
         return [*new, *existing]
+
+
+_READERS = threading.local()
+
+
+def _list_reader() -> ManifestListReader:
+    """This thread's manifest list reader.
+
+    A parent's list is usually the previous commit's list plus one new record; the
+    reader decodes only what it has not seen in the last list it read (see
+    :class:`ManifestListReader`), so repeated appends in one process stop decoding the
+    whole history each time.
+    """
+    reader: ManifestListReader | None = getattr(_READERS, "reader", None)
+    if reader is None:
+        reader = _READERS.reader = ManifestListReader()
+    return reader
 
 
 def fast_append(

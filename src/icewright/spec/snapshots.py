@@ -131,114 +131,17 @@ def _load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str)
 
 
 def _dump_document(obj: Mapping[str, Any]) -> bytes:
-    """Serialize a metadata document as indented UTF-8 JSON (as Java pretty-prints it).
+    """Serialize a metadata document as compact UTF-8 JSON.
 
-    The bytes are exactly ``json.dumps(obj, indent=2, ensure_ascii=False)``'s, made
-    faster: with ``indent`` the standard library encodes in Python, node by node, which
-    for a table with a long history (thousands of snapshots and log entries) took most
-    of a commit. Here containers holding only scalars go through the C encoder in one
-    call, with the indentation of their level carried by the item separator; only the
-    containers above them are walked in Python.
+    The spec prescribes no layout, and Java, pyiceberg and DuckDB read any. Compact
+    output is what the standard library's C encoder produces in one call; an indented
+    document is a third larger and is encoded node by node in Python, which for a table
+    with a long history (thousands of snapshots) was most of a commit's time.
     """
-    try:
-        text = _indented(obj, 0)
-    except _NotPlain:
-        text = json.dumps(obj, indent=2, ensure_ascii=False)
-    return text.encode("utf-8")
+    return _COMPACT.encode(obj).encode("utf-8")
 
 
-class _NotPlain(Exception):
-    """A value the fast path leaves to the standard library (e.g. a non-string key)."""
-
-
-_SCALARS = (str, int, float)
-_INDENT = "  "
-_flat_encoders: list[Callable[[Any], str]] = []
-_encode_key: Callable[[str], str] = json.encoder.encode_basestring
-
-
-def _flat_encoder(level: int) -> Callable[[Any], str]:
-    """The C encoder of a scalar-only container whose items sit at ``level`` + 1."""
-    while len(_flat_encoders) <= level:
-        separator = ",\n" + _INDENT * (len(_flat_encoders) + 1)
-        encoder = json.JSONEncoder(ensure_ascii=False, separators=(separator, ": "))
-        make = json.encoder.c_make_encoder  # type: ignore[attr-defined]
-        if make is None:  # no C accelerator: the same output, only slower
-            _flat_encoders.append(encoder.encode)
-            continue
-        # JSONEncoder.encode builds this C encoder anew on every call; build it once.
-        iterencode = make(
-            None, encoder.default, _encode_key, None, ": ", separator, False, False, True
-        )
-        _flat_encoders.append(_joined(iterencode))
-    return _flat_encoders[level]
-
-
-def _joined(iterencode: Callable[[Any, int], Iterable[str]]) -> Callable[[Any], str]:
-    def encode(value: Any) -> str:
-        return "".join(iterencode(value, 0))
-
-    return encode
-
-
-def _is_flat(items: Iterable[Any]) -> bool:
-    for v in items:
-        if v is None or isinstance(v, _SCALARS):
-            continue
-        if isinstance(v, dict | list | tuple) and not v:
-            continue
-        return False
-    return True
-
-
-def _flat_dicts(items: Iterable[Any]) -> bool:
-    return all(isinstance(v, dict) and v and _is_flat(v.values()) for v in items)
-
-
-def _indented(value: Any, level: int) -> str:
-    pad, pad1 = _INDENT * level, _INDENT * (level + 1)
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        flat = _flat_encoder(level)
-        if _is_flat(value.values()):
-            return f"{{\n{pad1}{flat(value)[1:-1]}\n{pad}}}"
-        # Strings and ints (most of a snapshot) are encoded here directly, other scalars
-        # by the C encoder; nested containers are indented one level deeper.
-        items: list[str] = []
-        for key, item in value.items():
-            if key.__class__ is not str:
-                raise _NotPlain
-            kind = item.__class__
-            if kind is str:
-                text = _encode_key(item)
-            elif kind is int:
-                text = int.__repr__(item)
-            elif item is None or isinstance(item, _SCALARS):
-                text = flat(item)
-            else:
-                text = _indented(item, level + 1)
-            items.append(f"{_encode_key(key)}: {text}")
-        return f"{{\n{pad1}{(',' + chr(10) + pad1).join(items)}\n{pad}}}"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "[]"
-        if _is_flat(value):
-            return f"[\n{pad1}{_flat_encoder(level)(value)[1:-1]}\n{pad}]"
-        if _flat_dicts(value):
-            # A list of scalar-only objects (the snapshot and metadata logs) in one C call,
-            # with its items' indentation. Only the boundaries between the objects need
-            # their own: "},\n" then indentation then "{" occurs nowhere else, because
-            # encoded strings hold no raw newline and an object's items start with a key.
-            pad2 = _INDENT * (level + 2)
-            compact = _flat_encoder(level + 1)(value)[2:-2]
-            between = compact.replace("},\n" + pad2 + "{", f"\n{pad1}}},\n{pad1}{{\n{pad2}")
-            return f"[\n{pad1}{{\n{pad2}{between}\n{pad1}}}\n{pad}]"
-        joined = (",\n" + pad1).join(_indented(item, level + 1) for item in value)
-        return f"[\n{pad1}{joined}\n{pad}]"
-    if value is None or isinstance(value, _SCALARS):
-        return _flat_encoder(level)(value)
-    raise _NotPlain
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _freeze_json(value: Any) -> Any:

@@ -451,6 +451,10 @@ class TableMetadata:
         older readers and omits ``last-sequence-number`` and snapshot sequence
         numbers (Appendix E, "Writing v1 metadata").
         """
+        return self._document(None)
+
+    def _document(self, snapshots: Any) -> dict[str, Any]:
+        """:meth:`to_dict`, with ``snapshots`` as the snapshots value unless it is None."""
         version = self.format_version
         out: dict[str, Any] = {"format-version": version}
         if self.table_uuid is not None:
@@ -482,7 +486,9 @@ class TableMetadata:
         if self.encryption_keys:
             out["encryption-keys"] = [_thaw_json(k) for k in self.encryption_keys]
         out["refs"] = {name: ref.to_json() for name, ref in self.refs.items()}
-        out["snapshots"] = [s.to_json(version) for s in self.snapshots]
+        out["snapshots"] = (
+            [s.to_json(version) for s in self.snapshots] if snapshots is None else snapshots
+        )
         out["statistics"] = [s.to_json() for s in self.statistics]
         out["partition-statistics"] = [s.to_json() for s in self.partition_statistics]
         out["snapshot-log"] = [e.to_json() for e in self.snapshot_log]
@@ -504,7 +510,11 @@ class TableMetadata:
                 f"(and reads {_join(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
                 "with an engine that supports it"
             )
-        return _dump_document(self.to_dict())
+        text = _dump_document(self._document(_SNAPSHOTS_SLOT))
+        # Snapshots are immutable and shared by every metadata that descends from the one
+        # they were added to: each is encoded once (see _snapshot_json) and spliced in.
+        encoded = b",".join(_snapshot_json(s, self.format_version) for s in self.snapshots)
+        return text.replace(_ENCODED_SLOT, b"[" + encoded + b"]", 1)
 
     @classmethod
     def from_json(cls, data: bytes | bytearray | str | Mapping[str, Any]) -> TableMetadata:
@@ -515,6 +525,29 @@ class TableMetadata:
         malformed or missing.
         """
         return _read_table_metadata(_load_document(data, "table metadata"))
+
+
+_SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
+_ENCODED_SLOT = f'"{_SNAPSHOTS_SLOT}"'.encode()
+_SNAPSHOT_JSON: dict[tuple[int, int], tuple[Snapshot, bytes]] = {}
+_SNAPSHOT_JSON_LIMIT = 100_000
+
+
+def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:
+    """The encoded JSON of ``snapshot``, kept while the object lives in this cache.
+
+    The key is the object's identity: the entry holds the object, so its id cannot be
+    reused while the entry exists, and an equal snapshot parsed anew is simply encoded.
+    """
+    key = (id(snapshot), format_version)
+    hit = _SNAPSHOT_JSON.get(key)
+    if hit is not None and hit[0] is snapshot:
+        return hit[1]
+    if len(_SNAPSHOT_JSON) >= _SNAPSHOT_JSON_LIMIT:
+        _SNAPSHOT_JSON.clear()
+    encoded = _dump_document(snapshot.to_json(format_version))
+    _SNAPSHOT_JSON[key] = (snapshot, encoded)
+    return encoded
 
 
 # --- reading ------------------------------------------------------------------

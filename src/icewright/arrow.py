@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import DataFile
-from icewright.manifest.metrics import data_file_from_parquet
+from icewright.manifest.metrics import data_file_from_parquet, nan_value_counts
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.table_metadata import TableMetadata
@@ -208,6 +208,7 @@ def _write_one(  # noqa: PLR0917 - a private helper of write_data_files
         partition=partition,
         spec_id=spec.spec_id,
         properties=metadata.properties,
+        nan_counts=nan_value_counts(chunk),
     )
 
 

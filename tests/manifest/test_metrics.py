@@ -13,7 +13,13 @@ import pytest
 
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import FileContent, FileFormat
-from icewright.manifest.metrics import MetricsConfig, MetricsMode, data_file_from_parquet
+from icewright.manifest.metrics import (
+    MetricsConfig,
+    MetricsMode,
+    add_counts,
+    data_file_from_parquet,
+    nan_value_counts,
+)
 from icewright.spec import values
 from icewright.spec.schema import Schema
 from icewright.spec.types import (
@@ -172,7 +178,60 @@ def test_bounds_values_are_true_bounds(tmp_path: Path) -> None:
     # NaN is never a bound; the non-NaN extremes are.
     assert values.from_bytes(DoubleType(), upper[9]) == pytest.approx(49 / 7)
     assert (df.null_value_counts or {})[2] == 8
-    assert df.nan_value_counts is None
+    assert df.nan_value_counts is None  # the footer alone cannot count NaN
+
+
+def test_nan_counts_of_nested_columns_skip_null_parents() -> None:
+    def field(fid: int, name: str, t: pa.DataType) -> pa.Field:
+        return pa.field(name, t, metadata={b"PARQUET:field_id": str(fid).encode()})
+
+    nan = float("nan")
+    schema = pa.schema(
+        [
+            field(1, "d", pa.float64()),
+            field(2, "s", pa.struct([field(3, "x", pa.float32())])),
+            field(4, "l", pa.list_(field(5, "element", pa.float64()))),
+            field(
+                6,
+                "m",
+                pa.map_(
+                    field(7, "key", pa.string()).with_nullable(False),
+                    field(8, "value", pa.float64()),
+                ),
+            ),
+            field(9, "i", pa.int64()),
+        ]
+    )
+    rows = [
+        {"d": nan, "s": {"x": nan}, "l": [nan, 1.0, nan], "m": [("a", nan)], "i": 1},
+        {"d": None, "s": None, "l": None, "m": None, "i": 2},
+        {"d": 2.0, "s": {"x": 1.0}, "l": [nan], "m": [("b", 1.0), ("c", nan)], "i": 3},
+    ]
+    table = pa.Table.from_pylist(rows, schema=schema)
+    expected = {1: 1, 3: 1, 5: 3, 8: 2}
+    assert nan_value_counts(table) == expected
+    halves = [table.slice(0, 1), table.slice(1)]
+    total: dict[int, int] = {}
+    for half in halves:
+        add_counts(total, nan_value_counts(half))
+    assert total == expected
+    # A null struct whose child buffer holds NaN: not a value, not counted.
+    child = pa.array([nan, nan], pa.float32())
+    masked = pa.StructArray.from_arrays(
+        [child], fields=[field(3, "x", pa.float32())], mask=pa.array([False, True])
+    )
+    batch = pa.RecordBatch.from_arrays([masked], schema=pa.schema([schema.field("s")]))
+    assert nan_value_counts(batch) == {3: 1}
+
+
+def test_nan_counts_are_kept_where_metrics_count(tmp_path: Path) -> None:
+    path, meta = _write(tmp_path, _rows(50), 13)
+    counts = {9: 3, 999: 1}
+    df = data_file_from_parquet(path, 1, meta, SCHEMA, nan_counts=counts)
+    assert df.nan_value_counts == {9: 3}  # 999 is no column of the file
+    off = {"write.metadata.metrics.default": "none"}
+    none = data_file_from_parquet(path, 1, meta, SCHEMA, nan_counts=counts, properties=off)
+    assert none.nan_value_counts is None
 
 
 def test_string_bounds_are_truncated_and_upper_is_incremented(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ single-value bytes) and the table properties ``write.metadata.metrics.*``:
   first that many columns get the default mode when no default is configured
   explicitly; the others get ``none``.
 
-Parquet statistics do not count NaN values, so ``nan_value_counts`` is left
-unknown (absent) rather than guessed: the spec reads a missing count as unknown.
+Parquet statistics do not count NaN values: a writer that has the data counts them
+with :func:`nan_value_counts` and hands the counts in; without them ``nan_value_counts``
+is left unknown (absent) rather than guessed, as the spec reads a missing count.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icewright.errors import ValidationError
@@ -134,11 +136,14 @@ def data_file_from_parquet(
     spec_id: int = 0,
     properties: Mapping[str, str] | None = None,
     sort_order_id: int | None = None,
+    nan_counts: Mapping[int, int] | None = None,
 ) -> DataFile:
     """Describe a Parquet data file for a manifest, with metrics from its footer.
 
     The file's columns must carry Iceberg field ids (``PARQUET:field_id``);
     columns without one, or with an id the schema does not know, get no metrics.
+    ``nan_counts`` (from :func:`nan_value_counts` over the rows written) are kept for
+    the float and double columns whose metrics mode counts.
     """
     config = MetricsConfig.from_properties(properties or {})
     leaf_ids = list(_leaf_field_ids(metadata.schema.to_arrow_schema()))
@@ -206,6 +211,7 @@ def data_file_from_parquet(
 
     for fid in no_nulls_stats:
         null_counts.pop(fid, None)
+    nans = {fid: n for fid, n in (nan_counts or {}).items() if fid in value_counts}
     lower_bytes: dict[int, bytes] = {}
     upper_bytes: dict[int, bytes] = {}
     for fid, lo in lower.items():
@@ -230,7 +236,7 @@ def data_file_from_parquet(
         column_sizes=column_sizes or None,
         value_counts=value_counts or None,
         null_value_counts=null_counts or None,
-        nan_value_counts=None,
+        nan_value_counts=nans or None,
         lower_bounds=lower_bytes or None,
         upper_bounds=upper_bytes or None,
         split_offsets=split_offsets(metadata),
@@ -387,3 +393,46 @@ def _truncate_upper(t: PrimitiveType, value: Any, length: int | None) -> Any:
             data.pop()
         return None
     return value
+
+
+def nan_value_counts(data: pa.Table | pa.RecordBatch) -> dict[int, int]:
+    """NaN counts of every float and double column of ``data`` by Iceberg field id.
+
+    Columns are identified by their ``PARQUET:field_id`` field metadata, nested ones too
+    (struct fields, list elements, map keys and values); values under a null parent are
+    not counted. Add the counts of the batches of one file with :func:`add_counts`.
+    """
+    counts: dict[int, int] = {}
+    for index, f in enumerate(data.schema):
+        column = data.column(index)
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        for chunk in chunks:
+            _count_nans(f, chunk, counts)
+    return counts
+
+
+def add_counts(total: dict[int, int], more: Mapping[int, int]) -> None:
+    """Add ``more`` into ``total`` (counts by field id)."""
+    for fid, n in more.items():
+        total[fid] = total.get(fid, 0) + n
+
+
+def _count_nans(f: pa.Field, array: pa.Array, counts: dict[int, int]) -> None:
+    t = f.type
+    if pa.types.is_floating(t):
+        fid = _field_id(f)
+        if fid is not None:
+            found = pc.sum(pc.is_nan(array)).as_py() or 0
+            counts[fid] = counts.get(fid, 0) + int(found)
+    elif pa.types.is_struct(t):
+        for i, child in enumerate(array.flatten()):  # children with the parent's nulls
+            _count_nans(t.field(i), child, counts)
+    elif pa.types.is_map(t):
+        # .keys and .items are the whole child arrays, whatever the slice and the null
+        # maps; as a list of entries the map flattens to just its present entries.
+        entry = pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False)
+        flat = array.cast(pa.list_(entry)).flatten()
+        _count_nans(t.key_field, flat.field(0), counts)
+        _count_nans(t.item_field, flat.field(1), counts)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        _count_nans(t.value_field, array.flatten(), counts)

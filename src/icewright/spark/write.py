@@ -62,7 +62,7 @@ from icewright.arrow import FIELD_ID, to_iceberg_values, type_to_arrow
 from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import FileIO, load_file_io, uri_scheme
 from icewright.manifest.data_file import DataFile
-from icewright.manifest.metrics import data_file_from_parquet
+from icewright.manifest.metrics import add_counts, data_file_from_parquet, nan_value_counts
 from icewright.spark.session import map_in_arrow
 from icewright.spark.transforms import TransformColumn, with_transform_columns
 from icewright.spark.types import INVALID_VALUE_MARKER, AddedColumn, align_columns
@@ -432,6 +432,7 @@ def write_files(
                 spec_id=spec.spec_id,
                 properties=properties,
                 sort_order_id=order_id,
+                nan_counts=f.nan_counts,
             )
             for f in files
         )
@@ -572,6 +573,7 @@ class _WrittenFile:
     size: int
     metadata: pq.FileMetaData
     partition: tuple[Any, ...]
+    nan_counts: dict[int, int]
 
 
 def _arrow_field(f: NestedField) -> pa.Field:
@@ -833,6 +835,7 @@ class _OpenFile:
     buffered: list[pa.Table] = field(default_factory=list)
     buffered_bytes: int = 0
     flushed_bytes: int = 0  # Arrow bytes already written as row groups
+    nan_counts: dict[int, int] = field(default_factory=dict)
 
 
 class _RollingFiles:
@@ -927,6 +930,7 @@ class _RollingFiles:
         if current is None or not current.buffered:
             return
         table = pa.concat_tables(current.buffered)
+        add_counts(current.nan_counts, nan_value_counts(table))
         before = current.stream.tell()
         current.writer.write_table(table, row_group_size=table.num_rows)
         current.flushed_bytes += current.buffered_bytes
@@ -947,5 +951,7 @@ class _RollingFiles:
         size = current.stream.tell()
         current.stream.close()
         metadata = current.writer.writer.metadata
-        self.done.append(_WrittenFile(current.path, size, metadata, current.key))
+        self.done.append(
+            _WrittenFile(current.path, size, metadata, current.key, current.nan_counts)
+        )
         self.current = None

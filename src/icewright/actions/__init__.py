@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from icewright.actions.rewrite import rewrite
     from icewright.actions.runner import LocalRunner, Runner
+    from icewright.actions.submit import SparkSubmitRunner, SparkSubmitSettings
     from icewright.actions.views import publish_view
     from icewright.actions.wait import wait_for_snapshot
 
@@ -55,6 +56,8 @@ _EXPORTS: dict[str, str] = {
     "WaitResult": "results",
     "LocalRunner": "runner",
     "Runner": "runner",
+    "SparkSubmitRunner": "submit",
+    "SparkSubmitSettings": "submit",
 }
 
 __all__ = [
@@ -63,6 +66,8 @@ __all__ = [
     "LocalRunner",
     "RewriteResult",
     "Runner",
+    "SparkSubmitRunner",
+    "SparkSubmitSettings",
     "ViewResult",
     "WaitResult",
     "append",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from icewright.actions._common import (
     CatalogLike,
@@ -13,6 +13,7 @@ from icewright.actions._common import (
     load,
     runner_or_default,
 )
+from icewright.actions.jobs import forget_job, job_key
 from icewright.actions.results import ActionResult
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
@@ -53,17 +54,20 @@ def append(
     """
     timer = Timer()
     current = load(table, catalog)
+    jobs = runner_or_default(runner)
+    key = job_key(commit_key, "append")
     if commit_key is not None:
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:
+            forget_job(jobs, current.metadata, current.io, key)
             return already_committed(current, found, timer)
-    jobs = runner_or_default(runner)
     with timer.phase("write"):
         written = jobs.write(
             current.metadata,
             current.io,
             source,
             allow_schema_evolution=allow_schema_evolution,
+            **keyed(key),
         )
     files = written.data_files
 
@@ -83,8 +87,19 @@ def append(
         return tx.commit()
 
     with timer.phase("commit"):
-        result = commit_written(current.io, files, commit)
+        result = commit_written(
+            current.io,
+            files,
+            commit,
+            forget=lambda: forget_job(jobs, current.metadata, current.io, key),
+        )
     return ActionResult.from_commit(result, timer.done())
+
+
+def keyed(key: str | None) -> dict[str, Any]:
+    """The ``job_key`` keyword for a runner call (none without a key, so runners written
+    before job keys keep working)."""
+    return {} if key is None else {"job_key": key}
 
 
 def find_key(metadata: TableMetadata, branch: str, key: str) -> Snapshot | None:
@@ -103,12 +118,18 @@ def already_committed(table: Table, snapshot: Snapshot, timer: Timer) -> ActionR
 
 
 def commit_written(
-    io: FileIO, files: Iterable[DataFile], commit: Callable[[], CommitResult]
+    io: FileIO,
+    files: Iterable[DataFile],
+    commit: Callable[[], CommitResult],
+    forget: Callable[[], None] | None = None,
 ) -> CommitResult:
     """Run ``commit``; delete the job's ``files`` when no metadata references them.
 
     That is after a definite failure, or when nothing was committed (a repeated commit
     key found by the commit itself); after ``CommitStateUnknown`` they are kept.
+    ``forget`` removes the job's stored result (:mod:`icewright.actions.jobs`): it is
+    called once the outcome is known (committed, or failed and the files deleted), and
+    not after ``CommitStateUnknown`` (a retry reuses the files).
     """
     paths = [f.file_path for f in files]
     try:
@@ -117,9 +138,13 @@ def commit_written(
         raise
     except IcewrightError:
         delete_paths(io, paths)
+        if forget is not None:
+            forget()
         raise
     if not result.committed:
         delete_paths(io, paths)
+    if forget is not None:
+        forget()
     return result
 
 

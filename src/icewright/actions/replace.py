@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
-from icewright.actions.append import already_committed, commit_written, delete_paths, find_key
+from icewright.actions.append import (
+    already_committed,
+    commit_written,
+    delete_paths,
+    find_key,
+    keyed,
+)
+from icewright.actions.jobs import forget_job, job_key
 from icewright.actions.results import ActionResult
 from icewright.errors import ValidationError
 
@@ -55,13 +62,20 @@ def replace(
         raise ValidationError("pass where or dynamic_partitions=True, not both")
     timer = Timer()
     current = load(table, catalog)
+    jobs = runner_or_default(runner)
+    keys = (job_key(commit_key, "replace"), job_key(commit_key, "replace", "keep"))
+
+    def forget() -> None:
+        for key in keys:
+            forget_job(jobs, current.metadata, current.io, key)
+
     if commit_key is not None:
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:
+            forget()
             return already_committed(current, found, timer)
     start = current.metadata.snapshot_for_ref(branch)
     start_id = None if start is None else start.snapshot_id
-    jobs = runner_or_default(runner)
     removed: list[DataFile] = []
     partial: list[FileScanTask] = []
     condition: Expression | None = None
@@ -69,14 +83,20 @@ def replace(
         with timer.phase("plan"):
             condition, removed, partial = plan_copy_on_write(current, where, branch)
     with timer.phase("write"):
-        written = jobs.write(current.metadata, current.io, source)
+        written = jobs.write(current.metadata, current.io, source, **keyed(keys[0]))
         files = list(written.data_files)
         if partial:
             from icewright.expressions import not_
 
             assert condition is not None
             try:
-                kept = jobs.rewrite(current.metadata, current.io, partial, keep=not_(condition))
+                kept = jobs.rewrite(
+                    current.metadata,
+                    current.io,
+                    partial,
+                    keep=not_(condition),
+                    **keyed(keys[1]),
+                )
             except BaseException:
                 delete_paths(current.io, [f.file_path for f in files])
                 raise
@@ -111,6 +131,7 @@ def replace(
         return op.commit()
 
     if dynamic_partitions and not files:
+        forget()
         snapshot = current.metadata.snapshot_for_ref(branch)
         from icewright.commit.update import CommitResult
 
@@ -118,7 +139,7 @@ def replace(
             CommitResult.for_snapshot(current, snapshot, committed=False), timer.done()
         )
     with timer.phase("commit"):
-        result = commit_written(current.io, files, commit)
+        result = commit_written(current.io, files, commit, forget=forget)
     return ActionResult.from_commit(result, timer.done())
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
-from icewright.actions.append import commit_written, delete_paths, find_key
+from icewright.actions.append import commit_written, delete_paths, find_key, keyed
+from icewright.actions.jobs import forget_job, job_key
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 
@@ -110,20 +111,33 @@ def rewrite(
         properties["write.distribution-mode"] = "range"
     jobs = runner_or_default(runner)
     batches = _batches(groups, partial_progress_max_commits)
+    group_index = 0
     commits: list[ActionResult] = []
     failures: list[GroupFailure] = []
     landed = 0
     for index, batch in enumerate(batches):
         added: list[DataFile] = []
+        group_keys = [job_key(commit_key, "rewrite", group_index + i) for i in range(len(batch))]
+        group_index += len(batch)
+
+        def forget(group_keys: list[str | None] = group_keys) -> None:
+            for group_key in group_keys:
+                forget_job(jobs, current.metadata, current.io, group_key)
+
         try:
             with timer.phase("write"):
-                for group in batch:
+                for group, group_key in zip(batch, group_keys, strict=True):
                     written = jobs.rewrite(
-                        current.metadata, current.io, group.tasks, properties=properties
+                        current.metadata,
+                        current.io,
+                        group.tasks,
+                        properties=properties,
+                        **keyed(group_key),
                     )
                     added.extend(written.data_files)
         except Exception:
             delete_paths(current.io, [f.file_path for f in added])
+            forget()
             raise
         removed = [t.data_file for g in batch for t in g.tasks]
         key = commit_key
@@ -149,7 +163,7 @@ def rewrite(
 
         try:
             with timer.phase("commit"):
-                result = commit_written(current.io, added, commit)
+                result = commit_written(current.io, added, commit, forget=forget)
         except CommitStateUnknown:
             raise
         except IcewrightError as e:

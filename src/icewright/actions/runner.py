@@ -6,21 +6,25 @@ An action plans and commits in this process; a runner runs the data jobs and han
 (:func:`icewright.spark.session.local_session`: an active session is reused); a
 ``spark-submit`` runner can implement the same three jobs later without any change to
 the actions, since each job's input is plain data (table metadata, scan tasks, a source
-or a SQL text).
+or a SQL text): :class:`icewright.actions.submit.SparkSubmitRunner` does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from icewright.errors import ValidationError
+from icewright.errors import IcewrightError, ValidationError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icewright.actions.jobs import JobStore
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
     from icewright.scan.tasks import FileScanTask
@@ -47,10 +51,13 @@ class Runner(Protocol):
         *,
         allow_schema_evolution: bool = False,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> WriteResult:
         """Write ``source`` as data files of the table (current schema, spec and order).
 
-        ``properties`` override table properties for this job only.
+        ``properties`` override table properties for this job only. With ``job_key`` a
+        finished job's stored result is reused instead of running again
+        (:mod:`icewright.actions.jobs`), and a new result is stored under the key.
         """
         ...
 
@@ -62,10 +69,11 @@ class Runner(Protocol):
         *,
         keep: Expression | None = None,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> WriteResult:
         """Read ``tasks`` (their deletes applied), keep the rows matching ``keep`` (an
         unbound filter on the current schema; all rows when None), and write them in the
-        table's current schema, spec and sort order."""
+        table's current schema, spec and sort order (``job_key`` as for :meth:`write`)."""
         ...
 
     def source_schema(self, source: Source) -> Schema:
@@ -78,6 +86,10 @@ class Runner(Protocol):
         """The schema of the query ``sql``, and the icewright tables it references."""
         ...
 
+    def cancel(self) -> None:
+        """Stop the jobs running now (safe to call from another thread); they raise."""
+        ...
+
 
 def default_runner() -> Runner:
     """The runner used when an action is given none: a :class:`LocalRunner`."""
@@ -88,11 +100,18 @@ class LocalRunner:
     """Runs the jobs on an in-process SparkSession.
 
     ``spark`` defaults to :func:`icewright.spark.session.local_session` (the active
-    session, or a new embedded one), obtained when the first job runs.
+    session, or a new embedded one), obtained when the first job runs. Stored job
+    results (``job_key``) go under ``staging`` (default: the table's
+    ``.icewright/jobs``). Each job runs in its own Spark job group, which
+    :meth:`cancel` cancels.
     """
 
-    def __init__(self, spark: SparkSession | None = None) -> None:
+    def __init__(self, spark: SparkSession | None = None, *, staging: str | None = None) -> None:
         self._spark = spark
+        self._staging = staging
+        self._groups: set[str] = set()
+        self._cancelled = False
+        self._lock = threading.Lock()
 
     @property
     def spark(self) -> SparkSession:
@@ -111,21 +130,39 @@ class LocalRunner:
         *,
         allow_schema_evolution: bool = False,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.write`."""
+        from icewright.actions.jobs import fingerprint, run_keyed
+        from icewright.spark.job_spec import partition_types
         from icewright.spark.write import write_files
 
-        return write_files(
-            self.spark,
-            source,
-            schema=metadata.schema(),
-            spec=metadata.spec(),
-            sort_order=metadata.sort_order(),
-            properties={**metadata.properties, **(properties or {})},
-            location=metadata.location,
-            io=io,
+        def run() -> WriteResult:
+            with self._job_group("write"):
+                return write_files(
+                    self.spark,
+                    source,
+                    schema=metadata.schema(),
+                    spec=metadata.spec(),
+                    sort_order=metadata.sort_order(),
+                    properties={**metadata.properties, **(properties or {})},
+                    location=metadata.location,
+                    io=io,
+                    allow_schema_evolution=allow_schema_evolution,
+                    last_column_id=metadata.last_column_id,
+                )
+
+        if job_key is None:
+            return run()
+        mark = fingerprint(
+            metadata,
+            "write",
+            source=source,
             allow_schema_evolution=allow_schema_evolution,
-            last_column_id=metadata.last_column_id,
+            properties=properties,
+        )
+        return run_keyed(
+            self.job_store(metadata, io), job_key, mark, run, partition_types(metadata)
         )
 
     def rewrite(
@@ -136,10 +173,61 @@ class LocalRunner:
         *,
         keep: Expression | None = None,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.rewrite`."""
-        frame = read_tasks(self.spark, metadata, io, tasks, keep)
-        return self.write(metadata, io, frame, properties=properties)
+        from icewright.actions.jobs import fingerprint, run_keyed
+        from icewright.spark.job_spec import partition_types
+
+        def run() -> WriteResult:
+            frame = read_tasks(self.spark, metadata, io, tasks, keep)
+            return self.write(metadata, io, frame, properties=properties)
+
+        if job_key is None:
+            return run()
+        mark = fingerprint(metadata, "rewrite", tasks=tasks, keep=keep, properties=properties)
+        return run_keyed(
+            self.job_store(metadata, io), job_key, mark, run, partition_types(metadata)
+        )
+
+    def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
+        """Where this runner keeps the results of keyed jobs of the table."""
+        from icewright.actions.jobs import JobStore
+
+        return JobStore.for_table(metadata, io, self._staging)
+
+    def cancel(self) -> None:
+        """Cancel the Spark job groups of the jobs running now (from any thread)."""
+        with self._lock:
+            groups = list(self._groups)
+            self._cancelled = bool(groups)
+        if self._spark is None:
+            return
+        for group in groups:
+            self._spark.sparkContext.cancelJobGroup(group)
+
+    @contextlib.contextmanager
+    def _job_group(self, what: str) -> Iterator[None]:
+        """Run the enclosed Spark jobs in a job group of their own (thread-local)."""
+        sc = self.spark.sparkContext
+        group = f"icewright-{what}-{uuid.uuid4().hex[:12]}"
+        with self._lock:
+            self._groups.add(group)
+        sc.setJobGroup(group, f"icewright {what}", interruptOnCancel=True)
+        try:
+            yield
+        except IcewrightError as e:
+            if self._cancelled:
+                raise IcewrightError(f"the Spark {what} job was cancelled: {e}") from e
+            raise
+        finally:
+            with self._lock:
+                self._groups.discard(group)
+                if not self._groups:
+                    self._cancelled = False
+            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+            sc.setLocalProperty("spark.job.interruptOnCancel", None)  # type: ignore[arg-type]
 
     def source_schema(self, source: Source) -> Schema:
         """See :meth:`Runner.source_schema`."""

@@ -1,0 +1,648 @@
+"""The ``spark-submit`` runner: the actions' Spark jobs on a cluster (ISSUE4 section 4).
+
+:class:`SparkSubmitSettings` holds what ``spark-submit`` needs, shaped like Airflow's
+``spark`` connection (:meth:`SparkSubmitSettings.from_connection`: host is the master,
+extras ``deploy-mode``, ``queue``, ``namespace``, ``spark-binary``).
+:class:`SparkSubmitRunner` implements :class:`~icewright.actions.runner.Runner`: it writes
+a JSON job spec (:mod:`icewright.spark.job`) to the staging location, runs
+``spark-submit`` with icewright shipped as a zip (``--py-files``) and a small launcher as
+the application, streams the output lines to ``log``, then reads the job's result
+document back and returns its ``DataFile`` descriptors, or raises the job's own error
+(same class of :mod:`icewright.errors`, same message). :meth:`SparkSubmitRunner.cancel`
+kills the application. Keyed jobs (``job_key``) store their result document at
+:meth:`JobStore.path <icewright.actions.jobs.JobStore.path>`, and a retry reuses it.
+
+The commit stays in this process: the cluster needs no catalog credentials, only access
+to the table's files (and the staging location).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import types
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from icewright.errors import IcewrightError, ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.jobs import JobStore
+    from icewright.actions.runner import TableResolver
+    from icewright.expressions import Expression
+    from icewright.io.base import FileIO
+    from icewright.scan.tasks import FileScanTask
+    from icewright.spark.write import Source, WriteResult
+    from icewright.spec.schema import Schema
+    from icewright.spec.table_metadata import TableMetadata
+
+__all__ = ["SPARK_BINARIES", "SparkSubmitRunner", "SparkSubmitSettings"]
+
+SPARK_BINARIES = ("spark-submit", "spark2-submit", "spark3-submit")
+"""The only ``spark-binary`` values a connection's extras may name (as Airflow allows:
+whoever edits a connection must not choose the command that runs)."""
+
+_DEPLOY_MODES = ("client", "cluster")
+_DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
+_APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
+_TAIL_LINES = 40
+
+
+def _frozen(mapping: Mapping[str, Any] | None, what: str) -> Mapping[str, str]:
+    if mapping is None:
+        return types.MappingProxyType({})
+    if not isinstance(mapping, Mapping):
+        raise ValidationError(f"{what} must be a mapping of strings, got {mapping!r}")
+    return types.MappingProxyType({str(k): str(v) for k, v in mapping.items()})
+
+
+def _names(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.split(",") if p.strip())
+    return tuple(str(v) for v in value)
+
+
+@dataclass(frozen=True)
+class SparkSubmitSettings:
+    """How to run ``spark-submit``.
+
+    ``master``: ``local[2]``, ``spark://host:7077``, ``yarn``, ``k8s://https://...``.
+    ``python``: the interpreter of the driver and the executors
+    (``spark.pyspark.python``); default: this interpreter in client mode, the cluster's
+    default in cluster mode. ``icewright_installed``: the cluster's Python has icewright,
+    so it is not shipped as a zip. ``conf`` entries override icewright's defaults.
+    """
+
+    master: str = "local[*]"
+    deploy_mode: str = "client"
+    queue: str | None = None
+    namespace: str | None = None
+    spark_binary: str = "spark-submit"
+    conf: Mapping[str, str] = field(default_factory=dict, hash=False)
+    packages: tuple[str, ...] = ()
+    py_files: tuple[str, ...] = ()
+    driver_memory: str | None = None
+    executor_memory: str | None = None
+    num_executors: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    python: str | None = None
+    name: str = "icewright"
+    icewright_installed: bool = False
+    kill_timeout: float = 20.0
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.master, str) or not self.master.strip():
+            raise ValidationError("SparkSubmitSettings needs a master (e.g. 'local[2]', 'yarn')")
+        if self.deploy_mode not in _DEPLOY_MODES:
+            raise ValidationError(
+                f"deploy_mode must be 'client' or 'cluster', got {self.deploy_mode!r}"
+            )
+        if not isinstance(self.spark_binary, str) or not self.spark_binary:
+            raise ValidationError("spark_binary must be a command name or a path")
+        if self.num_executors is not None and (
+            isinstance(self.num_executors, bool)
+            or not isinstance(self.num_executors, int)
+            or self.num_executors < 1
+        ):
+            raise ValidationError(f"num_executors must be a positive integer: {self.num_executors}")
+        set_(self, "conf", _frozen(self.conf, "conf"))
+        set_(self, "env", _frozen(self.env, "env"))
+        set_(self, "packages", _names(self.packages))
+        set_(self, "py_files", _names(self.py_files))
+
+    @classmethod
+    def from_connection(
+        cls,
+        host: str | None,
+        port: int | None,
+        extra: Mapping[str, Any] | None,
+        **overrides: Any,
+    ) -> SparkSubmitSettings:
+        """Settings from an Airflow ``spark`` connection's fields.
+
+        The master is the host, with ``:<port>`` when a port is given (``spark://h`` and
+        7077 give ``spark://h:7077``; a bare host name is a standalone master,
+        ``spark://<host>``); ``yarn``, ``local[...]`` and ``k8s://...`` pass through. Extras
+        (as Airflow reads them): ``deploy-mode``, ``queue``, ``namespace`` (sets
+        ``spark.kubernetes.namespace``), ``spark-binary`` (one of :data:`SPARK_BINARIES`),
+        ``spark-home`` (the binary is ``<spark-home>/bin/<spark-binary>``). ``overrides``
+        set any field and win over the connection.
+        """
+        extra = dict(extra or {})
+        values: dict[str, Any] = {"master": _master(host, port)}
+        deploy_mode = extra.get("deploy-mode", extra.get("deploy_mode"))
+        if deploy_mode:
+            values["deploy_mode"] = str(deploy_mode)
+        for key in ("queue", "namespace"):
+            if extra.get(key):
+                values[key] = str(extra[key])
+        binary = extra.get("spark-binary", extra.get("spark_binary"))
+        if binary:
+            if binary not in SPARK_BINARIES:
+                raise ValidationError(
+                    f"the connection's spark-binary {binary!r} is not allowed: use one of "
+                    f"{', '.join(SPARK_BINARIES)} (or pass spark_binary= in code)"
+                )
+            values["spark_binary"] = binary
+        home = extra.get("spark-home", extra.get("spark_home"))
+        if home:
+            values["spark_binary"] = str(
+                Path(str(home)) / "bin" / values.get("spark_binary", "spark-submit")
+            )
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValidationError(
+                f"unknown SparkSubmitSettings fields {unknown}: use {', '.join(sorted(known))}"
+            )
+        return cls(**{**values, **overrides})
+
+    @property
+    def is_standalone(self) -> bool:
+        """Whether the master is a Spark standalone master (``spark://``)."""
+        return self.master.startswith("spark://")
+
+    def binary(self) -> str:
+        """The ``spark-submit`` executable: a path as given, else found on PATH, else
+        PySpark's own ``bin/spark-submit``."""
+        if os.sep in self.spark_binary:
+            return self.spark_binary
+        found = shutil.which(self.spark_binary)
+        if found:
+            return found
+        import pyspark
+
+        own = Path(pyspark.__file__).parent / "bin" / self.spark_binary
+        if own.exists():
+            return str(own)
+        raise ValidationError(
+            f"cannot find {self.spark_binary!r} on PATH nor in PySpark's bin directory; "
+            "install Spark or pass spark_binary='/path/to/spark-submit'"
+        )
+
+    def driver_python(self) -> str | None:
+        """The Python of the driver and executors, or None for the cluster's default."""
+        if self.python:
+            return self.python
+        return sys.executable if self.deploy_mode == "client" else None
+
+
+def _master(host: str | None, port: int | None) -> str:
+    if host is None or not str(host).strip():
+        return "local[*]"
+    host = str(host).strip()
+    bare = "://" not in host and not host.startswith(("local", "yarn"))
+    if bare:
+        host = f"spark://{host}"
+    if port:
+        authority = host.split("://", 1)[1] if "://" in host else host
+        if not re.search(r":\d+$", authority):
+            host = f"{host}:{int(port)}"
+    return host
+
+
+# --- shipping icewright ------------------------------------------------------------------
+
+_SHIP_LOCK = threading.Lock()
+_SHIPPED: dict[str, str] = {}
+_LAUNCHER = "from icewright.spark.job import main\n\nraise SystemExit(main())\n"
+
+
+def _shipment() -> tuple[str, str]:
+    """A zip of the icewright package and the launcher script (built once per process)."""
+    with _SHIP_LOCK:
+        if not _SHIPPED or not all(os.path.exists(p) for p in _SHIPPED.values()):
+            import icewright
+
+            root = Path(icewright.__file__).parent
+            folder = Path(tempfile.mkdtemp(prefix="icewright-submit-"))
+            archive = folder / "icewright.zip"
+            with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+                for path in sorted(root.rglob("*")):
+                    if path.is_file() and "__pycache__" not in path.parts:
+                        z.write(path, str(Path("icewright") / path.relative_to(root)))
+            launcher = folder / "icewright_job.py"
+            launcher.write_text(_LAUNCHER)
+            _SHIPPED.update(zip=str(archive), launcher=str(launcher))
+        return _SHIPPED["zip"], _SHIPPED["launcher"]
+
+
+# --- the runner -------------------------------------------------------------------------------
+
+
+def _source_text(source: Source) -> tuple[str, list[list[str]]]:
+    from icewright.spark.write import CallableSource, PathSource, SqlSource
+
+    if isinstance(source, str):
+        return source, []
+    if isinstance(source, SqlSource):
+        return f"sql:{source.query}", []
+    if isinstance(source, PathSource):
+        return f"{source.format}:{source.path}", [list(o) for o in source.options]
+    if isinstance(source, CallableSource):
+        return source.target, []
+    raise ValidationError(
+        "the spark-submit runner runs the job in another process and needs the source as "
+        "text ('sql:<query>', '<format>:<path>', a path or 'pkg.module:function'), not a "
+        f"{type(source).__name__}; use LocalRunner for a DataFrame"
+    )
+
+
+class SparkSubmitRunner:
+    """Runs the actions' Spark jobs with ``spark-submit`` (see the module docstring).
+
+    ``staging``: where job specs and result documents go (default: the table's
+    ``<location>/.icewright/jobs``; for jobs without a table, a local temporary folder);
+    it must be reachable by the driver. ``job_key``: a namespace for the keys of keyed
+    jobs (an orchestrator run, say); calls without a key are never reused. ``log`` gets
+    every output line of ``spark-submit`` (default: the ``icewright.spark.submit``
+    logger at INFO).
+    """
+
+    def __init__(
+        self,
+        settings: SparkSubmitSettings,
+        *,
+        staging: str | None = None,
+        job_key: str | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.staging = staging
+        self.job_key = job_key
+        self._log = log or logging.getLogger("icewright.spark.submit").info
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._cancelled = False
+        self.driver_id: str | None = None
+        self.application_id: str | None = None
+        self.last_command: tuple[str, ...] = ()
+
+    # --- Runner -----------------------------------------------------------------------
+
+    def write(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        *,
+        allow_schema_evolution: bool = False,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> WriteResult:
+        """See :meth:`Runner.write <icewright.actions.runner.Runner.write>`."""
+        from icewright.actions.jobs import fingerprint
+
+        text, options = _source_text(source)
+        mark = fingerprint(
+            metadata,
+            "write",
+            source=text,
+            allow_schema_evolution=allow_schema_evolution,
+            properties=properties,
+        )
+        spec = {
+            "kind": "write",
+            "source": text,
+            "source-options": options,
+            "allow-schema-evolution": allow_schema_evolution,
+            "properties": dict(properties or {}),
+        }
+        return self._table_job(metadata, io, spec, job_key, mark)
+
+    def rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        keep: Expression | None = None,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> WriteResult:
+        """See :meth:`Runner.rewrite <icewright.actions.runner.Runner.rewrite>`."""
+        from icewright.actions.jobs import fingerprint
+        from icewright.spark import job_spec as js
+
+        types_ = js.partition_types(metadata)
+        mark = fingerprint(metadata, "rewrite", tasks=tasks, keep=keep, properties=properties)
+        spec = {
+            "kind": "rewrite",
+            "tasks": [js.scan_task_to_json(t, types_) for t in tasks],
+            "keep": None if keep is None else js.expression_to_json(keep),
+            "partition-types": js.partition_types_to_json(types_),
+            "properties": dict(properties or {}),
+        }
+        return self._table_job(metadata, io, spec, job_key, mark)
+
+    def source_schema(self, source: Source) -> Schema:
+        """See :meth:`Runner.source_schema <icewright.actions.runner.Runner.source_schema>`."""
+        from icewright.spec.schema import Schema
+
+        text, options = _source_text(source)
+        doc = self._tableless_job(
+            {"kind": "source_schema", "source": text, "source-options": options}
+        )
+        return Schema.from_json(doc["result"]["schema"])
+
+    def analyze_view(
+        self, sql: str, resolve: TableResolver
+    ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
+        """See :meth:`Runner.analyze_view <icewright.actions.runner.Runner.analyze_view>`.
+
+        The job reports each referenced name it cannot place; it is resolved here (the
+        catalog stays in this process) and the job runs again with it.
+        """
+        from icewright.spark.job_spec import io_to_json
+        from icewright.spec.schema import Schema
+
+        tables: list[dict[str, Any]] = []
+        missing: list[list[str]] = []
+        for _ in range(64):
+            spec = {"kind": "analyze_view", "sql": sql, "tables": tables, "missing": missing}
+            doc = self._tableless_job(spec)
+            if doc.get("status") == "ok":
+                result = doc["result"]
+                found = tuple(tuple(n) for n in result.get("tables") or [])
+                return Schema.from_json(result["schema"]), found
+            name = tuple(str(p) for p in doc.get("name") or [])
+            target = resolve(name)
+            if target is None:
+                missing.append(list(name))
+            else:
+                metadata, io = target
+                tables.append(
+                    {"name": list(name), "metadata": metadata.to_dict(), "io": io_to_json(io)}
+                )
+        raise ValidationError("the view SQL references too many tables (more than 64)")
+
+    def cancel(self) -> None:
+        """Kill the running application (from any thread, e.g. Airflow's ``on_kill``).
+
+        The ``spark-submit`` process group gets SIGTERM (SIGKILL after
+        ``settings.kill_timeout`` seconds); in cluster deploy mode on a standalone master
+        the driver is also killed with ``spark-submit --kill <driver id>``. The call that
+        ran the job raises :class:`~icewright.errors.IcewrightError`.
+        """
+        with self._lock:
+            self._cancelled = True
+            process = self._process
+            driver = self.driver_id
+        if process is None:
+            return
+        s = self.settings
+        if s.deploy_mode == "cluster" and s.is_standalone and driver:
+            self._log(f"killing driver {driver} on {s.master}")
+            with contextlib.suppress(Exception):
+                subprocess.run(
+                    [s.binary(), "--master", s.master, "--kill", driver],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=self._env(None),
+                    timeout=120,
+                    check=False,
+                )
+        _kill_group(process, s.kill_timeout)
+
+    def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
+        """Where keyed results of the table's jobs are kept (keys under :attr:`job_key`)."""
+        from icewright.actions.jobs import JobStore
+
+        staging = self.staging or _default_staging(metadata)
+        return JobStore(io, staging, self._log, prefix=self.job_key)
+
+    # --- running ------------------------------------------------------------------------
+
+    def _table_job(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        spec: dict[str, Any],
+        key: str | None,
+        mark: str,
+    ) -> WriteResult:
+        from icewright.spark import job_spec as js
+
+        store = self.job_store(metadata, io)
+        if key is not None:
+            found = store.load(key, mark)
+            if found is not None:
+                return found
+        staging = store.staging
+        result = store.path(key) if key is not None else f"{staging}/{uuid.uuid4().hex}.result.json"
+        spec = {
+            **spec,
+            "metadata": metadata.to_dict(),
+            "io": js.io_to_json(io),
+            "job-key": None if key is None else store.full_key(key),
+            "fingerprint": mark,
+        }
+        doc = self._run(spec, io, staging, result, keep_result=key is not None)
+        return js.write_result_from_json(doc["result"])
+
+    def _tableless_job(self, spec: dict[str, Any]) -> dict[str, Any]:
+        from icewright.io.base import load_file_io
+        from icewright.spark.job_spec import io_to_json
+
+        if self.staging is not None:
+            staging = self.staging.rstrip("/")
+            io = load_file_io(staging)
+            return self._run({**spec, "io": io_to_json(io)}, io, staging, None, keep_result=False)
+        with tempfile.TemporaryDirectory(prefix="icewright-job-") as folder:
+            io = load_file_io(folder)
+            return self._run({**spec, "io": io_to_json(io)}, io, folder, None, keep_result=False)
+
+    def _run(
+        self,
+        spec: dict[str, Any],
+        io: FileIO,
+        staging: str,
+        result: str | None,
+        *,
+        keep_result: bool,
+    ) -> dict[str, Any]:
+        """Submit the job; its result document (status ok or need-table), or raise."""
+        from icewright.spark.job import JOB_FORMAT
+        from icewright.spark.job_spec import error_from_document
+
+        name = uuid.uuid4().hex
+        result = result or f"{staging}/{name}.result.json"
+        spec_path = f"{staging}/{name}.job.json"
+        io.delete(result)  # an earlier attempt's document must not pass for this one's
+        io.write(
+            spec_path,
+            json.dumps({"format": JOB_FORMAT, "version": 1, **spec, "result": result}).encode(),
+        )
+        try:
+            code, tail = self._submit(spec_path, io)
+        finally:
+            with contextlib.suppress(Exception):
+                io.delete(spec_path)
+        doc: dict[str, Any] | None = None
+        with contextlib.suppress(Exception):
+            loaded = json.loads(io.read(result))
+            doc = loaded if isinstance(loaded, dict) else None
+        ok = doc is not None and doc.get("status") in ("ok", "need-table")
+        if not (ok and keep_result):
+            with contextlib.suppress(Exception):
+                io.delete(result)
+        if self._cancelled:
+            raise IcewrightError(
+                f"the Spark job was cancelled; spark-submit ended with exit code {code}"
+            )
+        if doc is None:
+            raise IcewrightError(
+                f"spark-submit exited with code {code} and left no result document at "
+                f"{result}; the last lines of its log:\n" + "\n".join(tail)
+            )
+        if not ok:
+            raise error_from_document(doc)
+        return doc
+
+    def _submit(self, spec_path: str, io: FileIO) -> tuple[int, list[str]]:
+        zip_path, launcher = _shipment()
+        command = self._command(spec_path, zip_path, launcher)
+        env = self._env(io)
+        tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        with self._lock:
+            if self._cancelled:
+                raise IcewrightError("the Spark job was cancelled before it started")
+            self.last_command = tuple(command)
+            self.driver_id = self.application_id = None
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                start_new_session=True,  # its own process group: cancel() kills it whole
+            )
+            process = self._process
+        self._log(f"spark-submit started (pid {process.pid}): {' '.join(command[:6])} ...")
+        try:
+            assert process.stdout is not None
+            for raw in process.stdout:
+                line = raw.rstrip("\n")
+                tail.append(line)
+                self._note_ids(line)
+                self._log(line)
+            code = process.wait()
+        except BaseException:
+            _kill_group(process, self.settings.kill_timeout)
+            raise
+        finally:
+            with self._lock:
+                self._process = None
+        _reap_group(process)
+        self._log(f"spark-submit finished with exit code {code}")
+        return code, list(tail)
+
+    def _note_ids(self, line: str) -> None:
+        with self._lock:
+            if self.driver_id is None:
+                m = _DRIVER_ID.search(line)
+                if m:
+                    self.driver_id = m.group(1)
+            if self.application_id is None:
+                m = _APP_ID.search(line)
+                if m:
+                    self.application_id = m.group(1)
+
+    def _command(self, spec_path: str, zip_path: str, launcher: str) -> list[str]:
+        from icewright.spark.session import DEFAULT_CONF, JOB_SQL_CONF
+
+        s = self.settings
+        conf: dict[str, str] = {
+            "spark.sql.session.timeZone": "UTC",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.timeType.enabled": DEFAULT_CONF["spark.sql.timeType.enabled"],
+            **JOB_SQL_CONF,
+        }
+        python = s.driver_python()
+        if python:
+            conf["spark.pyspark.python"] = python
+            conf["spark.pyspark.driver.python"] = python
+        if s.namespace:
+            conf["spark.kubernetes.namespace"] = s.namespace
+        conf.update(s.conf)
+        command = [s.binary(), "--master", s.master, "--deploy-mode", s.deploy_mode]
+        command += ["--name", s.name]
+        if s.queue:
+            command += ["--queue", s.queue]
+        for key, value in conf.items():
+            command += ["--conf", f"{key}={value}"]
+        if s.packages:
+            command += ["--packages", ",".join(s.packages)]
+        py_files = [*s.py_files, *([] if s.icewright_installed else [zip_path])]
+        if py_files:
+            command += ["--py-files", ",".join(py_files)]
+        if s.driver_memory:
+            command += ["--driver-memory", s.driver_memory]
+        if s.executor_memory:
+            command += ["--executor-memory", s.executor_memory]
+        if s.num_executors is not None:
+            command += ["--num-executors", str(s.num_executors)]
+        return [*command, launcher, spec_path]
+
+    def _env(self, io: FileIO | None) -> dict[str, str]:
+        from icewright.spark.job import IO_PROPERTIES_ENV
+
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("PYSPARK_GATEWAY_", "SPARK_CONNECT_"))
+        }
+        python = self.settings.driver_python()
+        if python:
+            env["PYSPARK_PYTHON"] = python
+            env["PYSPARK_DRIVER_PYTHON"] = python
+        if io is not None and io.properties:
+            env[IO_PROPERTIES_ENV] = json.dumps(dict(io.properties))
+        env.update(self.settings.env)
+        return env
+
+
+def _default_staging(metadata: TableMetadata) -> str:
+    from icewright.actions.jobs import default_staging
+
+    return default_staging(metadata.location)
+
+
+def _kill_group(process: subprocess.Popen[str], timeout: float) -> None:
+    """SIGTERM the process group of ``process``; SIGKILL what is left after ``timeout``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    _reap_group(process)
+
+
+def _reap_group(process: subprocess.Popen[str]) -> None:
+    """Kill whatever of the group outlived the ``spark-submit`` process itself."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)

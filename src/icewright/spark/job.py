@@ -1,0 +1,221 @@
+"""The job entry point ``spark-submit`` runs: ``python -m icewright.spark.job <spec>``.
+
+``<spec>`` is the location of a JSON job spec (local path or any URI a FileIO reads,
+built by :class:`icewright.actions.submit.SparkSubmitRunner`)::
+
+    {"format": "icewright-job", "version": 1,
+     "kind": "write" | "rewrite" | "source_schema" | "analyze_view",
+     "metadata": <table metadata JSON>, "io": {"class": ..., "properties": {...}},
+     "source": "sql:..." | "<format>:<path>" | "pkg.mod:func",
+     "allow-schema-evolution": false, "properties": {...},
+     "tasks": [<scan task>...], "keep": <expression> | null,
+     "partition-types": {"<spec id>": <struct>},
+     "sql": "...", "tables": [{"name": [...], "metadata": ..., "io": ...}],
+     "missing": [[...]],
+     "result": "<location of the result document>", "job-key": ..., "fingerprint": ...}
+
+The job takes the SparkSession ``spark-submit`` gives (field-id reads and writes on),
+runs exactly what :class:`icewright.actions.runner.LocalRunner` runs in-process, and
+writes the result document (:func:`icewright.spark.job_spec.ok_document` /
+:func:`~icewright.spark.job_spec.error_document`) to ``result`` with the FileIO's atomic
+write, so a reader sees the whole document or none. Exit code 0 on success, 1 with the
+error in the document otherwise (2 when not even the spec could be read).
+
+``analyze_view`` gets the icewright tables the SQL references in ``tables``; when the
+SQL names a table that is neither there nor in ``missing``, the document says
+``{"status": "need-table", "name": [...]}`` and the submitter resolves it and runs the
+job again.
+
+On SIGTERM (a cancelled task) the job raises, so a running write deletes its files,
+and an error document saying so is written while the process still can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from icewright.errors import IcewrightError, ValidationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icewright.io.base import FileIO
+    from icewright.spark.write import Source
+    from icewright.spec.table_metadata import TableMetadata
+
+__all__ = ["IO_PROPERTIES_ENV", "JOB_FORMAT", "main", "run_job"]
+
+JOB_FORMAT = "icewright-job"
+"""The ``format`` of a job spec."""
+
+IO_PROPERTIES_ENV = "ICEWRIGHT_JOB_IO_PROPERTIES"
+"""Environment variable with FileIO properties (JSON) to read the spec file itself with."""
+
+
+class _NeedTable(Exception):
+    """The view SQL references a relation the submitter has not resolved yet."""
+
+    def __init__(self, name: tuple[str, ...]) -> None:
+        super().__init__(".".join(name))
+        self.name = name
+
+
+class JobCancelled(IcewrightError):
+    """Raised inside the job when the process is told to stop (SIGTERM)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise JobCancelled("the Spark job was cancelled (SIGTERM); its files were deleted")
+
+
+def _table(entry: Mapping[str, Any]) -> tuple[TableMetadata, FileIO]:
+    from icewright.spark.job_spec import io_from_json
+    from icewright.spec.table_metadata import TableMetadata
+
+    return TableMetadata.from_json(entry["metadata"]), io_from_json(entry["io"])
+
+
+def session() -> SparkSession:
+    """The job's SparkSession (the one ``spark-submit`` configured), with the settings
+    every icewright job needs."""
+    from pyspark.sql import SparkSession
+
+    from icewright.spark.session import JOB_SQL_CONF
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = SparkSession.builder.getOrCreate()
+    for key, value in JOB_SQL_CONF.items():
+        spark.conf.set(key, value)
+    return spark
+
+
+def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
+    """Run the job ``spec`` describes on ``spark``: its status and result JSON."""
+    from icewright.actions.runner import LocalRunner
+    from icewright.spark import job_spec as js
+
+    kind = spec.get("kind")
+    runner = LocalRunner(spark)
+    if kind in ("write", "rewrite"):
+        metadata, io = _table(spec)
+        properties = dict(spec.get("properties") or {})
+        if kind == "write":
+            result = runner.write(
+                metadata,
+                io,
+                _source(spec),
+                allow_schema_evolution=bool(spec.get("allow-schema-evolution", False)),
+                properties=properties,
+            )
+        else:
+            types = js.partition_types_from_json(spec.get("partition-types") or {})
+            schema = metadata.schema()
+            tasks = [js.scan_task_from_json(t, types, schema) for t in spec.get("tasks") or []]
+            keep = spec.get("keep")
+            result = runner.rewrite(
+                metadata,
+                io,
+                tasks,
+                keep=None if keep is None else js.expression_from_json(keep, schema),
+                properties=properties,
+            )
+        return "ok", js.write_result_to_json(result, js.partition_types(metadata))
+    if kind == "source_schema":
+        return "ok", {"schema": runner.source_schema(_source(spec)).to_json()}
+    if kind == "analyze_view":
+        tables = {tuple(t["name"]): t for t in spec.get("tables") or []}
+        missing = {tuple(n) for n in spec.get("missing") or []}
+
+        def resolve(name: tuple[str, ...]) -> tuple[TableMetadata, FileIO] | None:
+            if name in tables:
+                return _table(tables[name])
+            if name in missing:
+                return None
+            raise _NeedTable(name)
+
+        try:
+            schema, found = runner.analyze_view(str(spec.get("sql", "")), resolve)
+        except _NeedTable as need:
+            return "need-table", list(need.name)
+        return "ok", {"schema": schema.to_json(), "tables": [list(n) for n in found]}
+    raise ValidationError(
+        f"unknown job kind {kind!r}: use write, rewrite, source_schema or analyze_view"
+    )
+
+
+def _source(spec: Mapping[str, Any]) -> Source:
+    from icewright.spark.write import PathSource, parse_source
+
+    text = spec.get("source")
+    if not isinstance(text, str) or not text:
+        raise ValidationError(
+            "a spark-submit job needs its source as text ('sql:...', '<format>:<path>' or "
+            "'pkg.module:function'), not a DataFrame"
+        )
+    source = parse_source(text)
+    options = spec.get("source-options") or []
+    if options and isinstance(source, PathSource):
+        source = PathSource(source.path, source.format, tuple((str(k), str(v)) for k, v in options))
+    return source
+
+
+def _read_spec(location: str) -> dict[str, Any]:
+    from icewright.io.base import load_file_io
+
+    if os.path.isfile(location):
+        with open(location, "rb") as f:
+            data = f.read()
+    else:
+        properties = json.loads(os.environ.get(IO_PROPERTIES_ENV) or "{}")
+        data = load_file_io(location, properties).read(location)
+    spec = json.loads(data)
+    if not isinstance(spec, dict) or spec.get("format") != JOB_FORMAT:
+        raise ValidationError(f"{location} is not an icewright job spec")
+    return spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the job whose spec location is the first argument; write its result document."""
+    from icewright.spark import job_spec as js
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m icewright.spark.job <job spec location>", file=sys.stderr)
+        return 2
+    try:
+        spec = _read_spec(args[0])
+        result_io = js.io_from_json(spec["io"])
+        result_location = str(spec["result"])
+    except Exception as e:
+        print(f"icewright job: cannot read the job spec {args[0]}: {e}", file=sys.stderr)
+        return 2
+    key = spec.get("job-key")
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        spark = session()
+        status, result = run_job(spark, spec)
+        if status == "ok":
+            doc = js.ok_document(
+                str(spec["kind"]), result, job_key=key, fingerprint=spec.get("fingerprint")
+            )
+        else:
+            doc = {"format": js.RESULT_FORMAT, "version": 1, "status": status, "name": result}
+        code = 0
+    except BaseException as e:  # everything, cancellation included, goes to the document
+        print(f"icewright job failed: {type(e).__name__}: {e}", file=sys.stderr)
+        doc = js.error_document(e, job_key=key)
+        code = 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    result_io.write(result_location, json.dumps(doc).encode())
+    print(f"icewright job: result ({doc['status']}) written to {result_location}", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,283 @@
+"""What every icewright operator shares: hook, runner, commit key, XCom and asset events.
+
+An operator is a thin adapter: :meth:`IcebergBaseOperator.execute` builds the catalog
+(:class:`~icewright.providers.hooks.IcebergHook`) and the runner
+(:func:`~icewright.providers.spark.runner_for`), calls ONE action through the
+subclass's :meth:`~IcebergBaseOperator.run_action`, and turns its result into
+
+* the XCom return value: a JSON-able dict (:func:`to_jsonable` of the result);
+* extras on the events of its ``Asset`` outlets: ``snapshot_id``, ``sequence_number``,
+  ``operation``, ``added_records``, ``metadata_location`` (and ``table``, ``committed``).
+
+Exactly-once: the commit key of a snapshot-producing operator is a stable hash of the
+DAG id, task id, run id and map index (:func:`commit_key_for`), so a try that runs after
+an earlier try's commit landed finds the key on the table and returns that snapshot
+(the action does this) instead of committing again. ``commit_key=`` (templated)
+replaces it, e.g. ``"orders/{{ ds }}"`` to make re-runs of a date no-ops too.
+
+Bad input (an unknown connection or table, a malformed predicate or schema) fails the
+task without retries (``AirflowFailException``) with a one-line reason; commit races and
+unknown commit outcomes are raised as they are, so Airflow's retries apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import Asset, BaseOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from icewright.errors import (
+    AlreadyExists,
+    IcewrightError,
+    MissingDependency,
+    NotFound,
+    ValidationError,
+)
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from icewright.actions.runner import Runner
+    from icewright.catalog import Catalog
+    from icewright.providers.hooks import IcebergHook
+
+__all__ = [
+    "EVENT_EXTRA_KEYS",
+    "IcebergBaseOperator",
+    "commit_key_for",
+    "event_extras",
+    "one_line",
+    "to_jsonable",
+]
+
+EVENT_EXTRA_KEYS = ("snapshot_id", "sequence_number", "operation", "added_records")
+"""Snapshot fields every asset event carries (with ``metadata_location`` and ``table``)."""
+
+_BAD_INPUT = (ValidationError, NotFound, AlreadyExists, MissingDependency)
+"""Errors that another try cannot fix: the task fails at once."""
+
+
+def commit_key_for(dag_id: str, task_id: str, run_id: str, map_index: int = -1) -> str:
+    """The commit key of one task instance: ``airflow:`` and a stable hash of its identity.
+
+    The same task instance (every try of it) gets the same key; a different run, task
+    or mapped index gets another.
+    """
+    identity = json.dumps([dag_id, task_id, run_id, int(map_index)], separators=(",", ":"))
+    return "airflow:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40]
+
+
+def one_line(error: BaseException) -> str:
+    """``<ErrorClass>: <message>`` on one line."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text}"
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` as JSON-able data: dataclasses as dicts, schemas as Iceberg JSON, tables as
+    their names, decimals/UUIDs as strings, bytes as hex, dates as ISO text."""
+    from icewright.spec.schema import Schema
+
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Schema):
+        return value.to_json()
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    identifier = getattr(value, "identifier", None)  # a Table or View handle: its name
+    if identifier is not None and not isinstance(value, Mapping):
+        return str(identifier)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    return str(value)
+
+
+def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The asset-event extras of a JSON-able action result."""
+    summary = result.get("summary") or {}
+    added = result.get("records_added")
+    if added is None:
+        try:
+            added = int(summary.get("added-records", 0))
+        except (TypeError, ValueError):
+            added = 0
+    return {
+        "table": result.get("table"),
+        "snapshot_id": result.get("snapshot_id"),
+        "sequence_number": result.get("sequence_number"),
+        "operation": result.get("operation"),
+        "added_records": added,
+        "metadata_location": result.get("metadata_location"),
+        "committed": bool(result.get("committed", False)),
+    }
+
+
+class IcebergBaseOperator(BaseOperator):
+    """Base of the icewright operators (not used on its own).
+
+    :param iceberg_conn_id: the ``icewright`` connection (default ``icewright_default``;
+        absent: the embedded default catalog).
+    :param spark_conn_id: an Airflow ``spark`` connection for ``spark-submit``; with
+        neither it nor ``spark_settings``, Spark runs in-process (local).
+    :param spark_settings: ``spark-submit`` settings (``master``, ``conf``, ``packages``,
+        ``deploy_mode``, ...), on top of the connection's.
+    :param commit_key: the idempotency key of the commit (templated); default
+        :func:`commit_key_for` the task instance.
+    """
+
+    template_fields: Sequence[str] = ("commit_key",)
+    ui_color = "#cfe8f7"
+    commits_snapshot = True
+    """Whether the action takes a commit key (snapshot-producing verbs)."""
+
+    def __init__(
+        self,
+        *,
+        iceberg_conn_id: str | None = "icewright_default",
+        spark_conn_id: str | None = None,
+        spark_settings: Mapping[str, Any] | None = None,
+        commit_key: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.iceberg_conn_id = iceberg_conn_id
+        self.spark_conn_id = spark_conn_id
+        self.spark_settings = dict(spark_settings or {})
+        self.commit_key = commit_key
+        self._runner: Runner | None = None
+
+    # --- the parts -----------------------------------------------------------------
+
+    @cached_property
+    def hook(self) -> IcebergHook:
+        """The hook of ``iceberg_conn_id``."""
+        from icewright.providers.hooks import IcebergHook
+
+        return IcebergHook(self.iceberg_conn_id)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog the operator works on."""
+        return self.hook.get_catalog()
+
+    def resolve_commit_key(self, context: Context) -> str:
+        """The given ``commit_key``, else :func:`commit_key_for` this task instance."""
+        if self.commit_key:
+            return str(self.commit_key)
+        ti = context["ti"]
+        map_index = getattr(ti, "map_index", -1)
+        return commit_key_for(
+            ti.dag_id, ti.task_id, context["run_id"], -1 if map_index is None else map_index
+        )
+
+    def make_runner(self, job_key: str | None) -> Runner:
+        """The runner of this try (kept for :meth:`on_kill`)."""
+        from icewright.providers.spark import runner_for
+
+        self._runner = runner_for(
+            self.spark_conn_id, job_key=job_key, log=self.log.info, **self.spark_settings
+        )
+        return self._runner
+
+    # --- the work ------------------------------------------------------------------
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """Call the one action of this operator and return its result."""
+        raise NotImplementedError
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Run the action; push its result (JSON-able) and the outlet events' extras."""
+        key = self.resolve_commit_key(context) if self.commits_snapshot else None
+        if key is not None:
+            self.log.info("commit key %s", key)
+        try:
+            result = self.run_action(context, key)
+        except _BAD_INPUT as e:
+            # Another try cannot fix bad input: fail now, with the reason on one line.
+            raise AirflowFailException(one_line(e)) from None
+        except IcewrightError as e:
+            self.log.error("%s", one_line(e))
+            raise
+        payload = self.result_payload(result)
+        self.emit_events(context, self.extras_of(payload))
+        self.log.info("%s", self.describe(payload))
+        return payload
+
+    def result_payload(self, result: Any) -> dict[str, Any]:
+        """The XCom value of ``result``."""
+        payload = to_jsonable(result)
+        if not isinstance(payload, dict):
+            payload = {"result": payload}
+        return payload
+
+    def extras_of(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The asset-event extras of this operator's XCom value."""
+        return event_extras(payload)
+
+    def emit_events(self, context: Context, extras: Mapping[str, Any]) -> None:
+        """Add ``extras`` to the event of every ``Asset`` outlet of this task."""
+        outlet_events = context.get("outlet_events")
+        if outlet_events is None:
+            return
+        for outlet in self.outlets or ():
+            if isinstance(outlet, Asset):
+                outlet_events[outlet].extra.update(dict(extras))
+
+    @staticmethod
+    def describe(payload: Mapping[str, Any]) -> str:
+        """One log line about the result."""
+        if payload.get("snapshot_id") is None and "committed" not in payload:
+            return f"done: {json.dumps(payload, default=str)[:500]}"
+        if payload.get("snapshot_id") is None:
+            state = "changed" if payload.get("committed") else "unchanged"
+            return f"{payload.get('table')}: {state}, no snapshot yet"
+        verb = "committed" if payload.get("committed") else "found already committed"
+        return (
+            f"{payload.get('table')}: {verb} snapshot {payload.get('snapshot_id')} "
+            f"(sequence {payload.get('sequence_number')}, {payload.get('operation')}, "
+            f"+{payload.get('records_added', 0)} / -{payload.get('records_removed', 0)} rows)"
+        )
+
+    def table_state(self, table: str) -> dict[str, Any]:
+        """The table's current snapshot, as result fields (for verbs that commit no
+        snapshot of their own)."""
+        from icewright.actions._common import load
+
+        current = load(table, self.catalog)
+        snapshot = current.metadata.current_snapshot()
+        return {
+            "table": str(current.identifier),
+            "metadata_location": current.metadata_location,
+            "snapshot_id": None if snapshot is None else snapshot.snapshot_id,
+            "sequence_number": None if snapshot is None else snapshot.sequence_number,
+            "operation": None if snapshot is None else str(snapshot.operation),
+            "records_added": 0,
+        }
+
+    def on_kill(self) -> None:
+        """Stop the Spark application of this try, if it runs through ``spark-submit``."""
+        runner = self._runner
+        cancel = getattr(runner, "cancel", None)
+        if callable(cancel):
+            self.log.info("cancelling the Spark application")
+            cancel()

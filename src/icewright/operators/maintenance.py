@@ -1,0 +1,196 @@
+"""Maintenance operators: rewrite (compaction), expire snapshots, remove orphan files.
+
+Each calls one action (:func:`icewright.actions.rewrite`, ``expire``,
+``remove_orphan_files``); see :mod:`icewright.operators.base`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from icewright.errors import ValidationError
+from icewright.operators.base import IcebergBaseOperator, to_jsonable
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+__all__ = [
+    "IcebergExpireSnapshotsOperator",
+    "IcebergRemoveOrphanFilesOperator",
+    "IcebergRewriteDataFilesOperator",
+    "as_instant",
+]
+
+
+def as_instant(value: Any, what: str = "older_than") -> int | dt.datetime | None:
+    """An instant as the maintenance actions take it.
+
+    Milliseconds since the epoch (an int or its text), an aware datetime, an ISO-8601
+    text (``{{ data_interval_end }}``; without a zone it is UTC) or a ``timedelta``
+    (that long before now).
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.timedelta):
+        return dt.datetime.now(dt.UTC) - value
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    if isinstance(value, bool):
+        raise ValidationError(f"{what} must be an instant, not a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        try:
+            parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError(
+                f"{what} {value!r} is neither milliseconds since the epoch nor an ISO-8601 "
+                "timestamp (e.g. 2026-01-02T00:00:00+00:00)"
+            ) from None
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
+    raise ValidationError(f"{what} must be an instant, got {type(value).__name__}")
+
+
+class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
+    """Compact data files (:func:`icewright.actions.rewrite`).
+
+    :param table: ``"ns.table"`` (templated).
+    :param where: only files that may hold matching rows (templated).
+    :param target_file_size: bytes (default: the table's ``write.target-file-size-bytes``).
+    :param min_input_files: a group needs at least this many files.
+    :param sort: range-sort each group by the table's sort order.
+    :param partial_progress_max_commits: commit the groups in up to N commits.
+    :param branch: the branch (templated).
+    """
+
+    template_fields: Sequence[str] = ("table", "where", "branch", "commit_key")
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        where: str | None = None,
+        target_file_size: int | None = None,
+        min_input_files: int = 5,
+        sort: bool = False,
+        partial_progress_max_commits: int | None = None,
+        branch: str = "main",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.where = where
+        self.target_file_size = target_file_size
+        self.min_input_files = min_input_files
+        self.sort = sort
+        self.partial_progress_max_commits = partial_progress_max_commits
+        self.branch = branch
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.rewrite`."""
+        from icewright.actions import rewrite
+
+        return rewrite(
+            self.table,
+            catalog=self.catalog,
+            where=self.where or None,
+            target_file_size=self.target_file_size,
+            min_input_files=self.min_input_files,
+            sort=self.sort,
+            partial_progress_max_commits=self.partial_progress_max_commits,
+            branch=self.branch,
+            commit_key=commit_key,
+            runner=self.make_runner(commit_key),
+        )
+
+
+class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
+    """Expire old snapshots and delete the files only they reached
+    (:func:`icewright.actions.expire`).
+
+    :param table: ``"ns.table"`` (templated).
+    :param older_than: expire snapshots older than this (ms, datetime, ISO text,
+        timedelta; templated); default the table's ``history.expire.max-snapshot-age-ms``.
+    :param retain_last: always keep this many of the newest snapshots.
+    :param dry_run: commit and delete nothing; report what would go.
+    """
+
+    template_fields: Sequence[str] = ("table", "older_than")
+    commits_snapshot = False
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        older_than: Any = None,
+        retain_last: int | None = None,
+        dry_run: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.older_than = older_than
+        self.retain_last = retain_last
+        self.is_dry_run = dry_run  # BaseOperator has a dry_run() method
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.expire`."""
+        from icewright.actions import expire
+
+        return expire(
+            self.table,
+            catalog=self.catalog,
+            older_than=as_instant(self.older_than),
+            retain_last=self.retain_last,
+            dry_run=self.is_dry_run,
+        )
+
+    def result_payload(self, result: Any) -> dict[str, Any]:
+        """The expiry's counts, with the table state after it (the expiry's commit)."""
+        payload = to_jsonable(result)
+        commit = payload.pop("commit", None)
+        state = self.table_state(self.table)
+        if commit:
+            state.update({k: commit[k] for k in ("metadata_location",) if k in commit})
+        return {**state, "committed": bool(commit), **payload}
+
+
+class IcebergRemoveOrphanFilesOperator(IcebergBaseOperator):
+    """Delete files under the table location that no metadata references
+    (:func:`icewright.actions.remove_orphan_files`).
+
+    :param table: ``"ns.table"`` (templated).
+    :param older_than: only files older than this (default: three days ago; templated).
+    :param dry_run: only list them.
+    """
+
+    template_fields: Sequence[str] = ("table", "older_than")
+    commits_snapshot = False
+
+    def __init__(
+        self, *, table: str, older_than: Any = None, dry_run: bool = False, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.older_than = older_than
+        self.is_dry_run = dry_run  # BaseOperator has a dry_run() method
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.remove_orphan_files`."""
+        from icewright.actions import remove_orphan_files
+
+        return remove_orphan_files(
+            self.table,
+            catalog=self.catalog,
+            older_than=as_instant(self.older_than),
+            dry_run=self.is_dry_run,
+        )
+
+    def result_payload(self, result: Any) -> dict[str, Any]:
+        """The removal's counts, with the (unchanged) table state."""
+        return {**self.table_state(self.table), "committed": False, **to_jsonable(result)}

@@ -1,0 +1,264 @@
+"""Operators that write table data: create, append, replace.
+
+Each calls one action (:func:`icewright.actions.create`, ``append``, ``replace``) with
+the task instance's commit key; see :mod:`icewright.operators.base`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from icewright.errors import ValidationError
+from icewright.operators.base import IcebergBaseOperator
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from icewright.spec.schema import Schema
+
+__all__ = [
+    "IcebergAppendOperator",
+    "IcebergCreateTableOperator",
+    "IcebergReplaceOperator",
+    "as_schema",
+]
+
+SchemaLike = "Schema | Mapping[str, Any] | str"
+
+
+def as_schema(value: Any) -> Schema:
+    """A :class:`Schema` from a Schema, Iceberg schema JSON (a dict or its text) or a
+    column list such as ``"id long not null, ts timestamptz, amount decimal(12,2)"``."""
+    from icewright.spec.schema import Schema
+
+    if isinstance(value, Schema):
+        return value
+    if isinstance(value, Mapping):
+        if value.get("type") != "struct":
+            raise ValidationError(
+                'Iceberg schema JSON must be an object with "type": "struct" and "fields"'
+            )
+        return Schema.from_json(dict(value))
+    if isinstance(value, str):
+        from icewright.cli.schema_text import load_schema
+
+        return load_schema(value)
+    raise ValidationError(
+        f"schema must be a Schema, Iceberg schema JSON or a column list, got {type(value).__name__}"
+    )
+
+
+def _partition_spec(value: Any) -> Any:
+    """``partition_by`` as the create action takes it (a text like ``day(ts), bucket(16,
+    id)`` is parsed)."""
+    if isinstance(value, str):
+        from icewright.cli.partition_text import parse_partition_spec
+
+        return parse_partition_spec(value) if value.strip() else None
+    return _tuples(value)
+
+
+def _sort_order(value: Any) -> Any:
+    if isinstance(value, str):
+        from icewright.cli.partition_text import parse_sort_order
+
+        return parse_sort_order(value) if value.strip() else None
+    return _tuples(value)
+
+
+def _tuples(value: Any) -> Any:
+    # Templating and XCom turn tuples into lists; the table builders take tuples.
+    if isinstance(value, list | tuple):
+        return [tuple(v) if isinstance(v, list) else v for v in value]
+    return value
+
+
+def _properties(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise ValidationError("properties must be a mapping or a JSON object") from None
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"properties must be a mapping, got {type(value).__name__}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+class IcebergCreateTableOperator(IcebergBaseOperator):
+    """Create a table (:func:`icewright.actions.create`) from ``schema`` or ``source``.
+
+    :param table: ``"ns.table"`` (templated).
+    :param schema: a ``Schema``, Iceberg schema JSON, or a column list (templated).
+    :param source: create from a source's schema and rows instead (templated).
+    :param partition_by: ``[("day", "ts"), ("bucket", "id", 16)]`` or
+        ``"day(ts), bucket(16, id)"`` (templated).
+    :param sort_by: ``["id", ("ts", "desc")]`` or ``"id, ts desc"`` (templated).
+    :param properties: table properties (templated).
+    :param if_not_exists: leave an existing table as it is (the result describes it).
+    :param or_replace: replace an existing table (keeping its history).
+    :param create_namespace: create the table's namespace first when it is missing.
+    """
+
+    template_fields: Sequence[str] = (
+        "table",
+        "schema",
+        "source",
+        "partition_by",
+        "sort_by",
+        "properties",
+        "location",
+        "commit_key",
+    )
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        schema: Any = None,
+        source: Any = None,
+        partition_by: Any = None,
+        sort_by: Any = None,
+        properties: Mapping[str, str] | str | None = None,
+        location: str | None = None,
+        format_version: int = 2,
+        if_not_exists: bool = False,
+        or_replace: bool = False,
+        create_namespace: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.create_namespace = create_namespace
+        self.schema = schema
+        self.source = source
+        self.partition_by = partition_by
+        self.sort_by = sort_by
+        self.properties = properties
+        self.location = location
+        self.format_version = format_version
+        self.if_not_exists = if_not_exists
+        self.or_replace = or_replace
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.create`."""
+        from icewright.actions import create
+        from icewright.catalog import Identifier
+        from icewright.errors import NamespaceAlreadyExists
+
+        schema = None if self.schema is None else as_schema(self.schema)
+        namespace = Identifier.parse(self.table).namespace
+        catalog = self.catalog
+        if self.create_namespace and not catalog.namespace_exists(namespace):
+            try:
+                catalog.create_namespace(namespace)
+                self.log.info("created namespace %s", ".".join(namespace))
+            except NamespaceAlreadyExists:  # created concurrently: what we wanted
+                pass
+        return create(
+            self.table,
+            catalog=self.catalog,
+            schema=schema,
+            source=self.source or None,
+            partition_by=_partition_spec(self.partition_by),
+            sort_by=_sort_order(self.sort_by),
+            properties=_properties(self.properties),
+            location=self.location or None,
+            format_version=self.format_version,
+            if_not_exists=self.if_not_exists,
+            or_replace=self.or_replace,
+            commit_key=commit_key,
+            runner=self.make_runner(commit_key) if self.source else None,
+        )
+
+
+class IcebergAppendOperator(IcebergBaseOperator):
+    """Append a source's rows in one snapshot (:func:`icewright.actions.append`).
+
+    :param table: ``"ns.table"`` (templated).
+    :param source: ``"sql:<query>"``, ``"<format>:<path>"``, a path or
+        ``"pkg.module:function"`` (templated).
+    :param allow_schema_evolution: add the source's extra columns to the schema.
+    :param branch: the branch to append to (templated).
+    """
+
+    template_fields: Sequence[str] = ("table", "source", "branch", "commit_key")
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        source: Any,
+        allow_schema_evolution: bool = False,
+        branch: str = "main",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.source = source
+        self.allow_schema_evolution = allow_schema_evolution
+        self.branch = branch
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.append`."""
+        from icewright.actions import append
+
+        return append(
+            self.table,
+            self.source,
+            catalog=self.catalog,
+            allow_schema_evolution=self.allow_schema_evolution,
+            branch=self.branch,
+            commit_key=commit_key,
+            runner=self.make_runner(commit_key),
+        )
+
+
+class IcebergReplaceOperator(IcebergBaseOperator):
+    """Replace rows with a source's (:func:`icewright.actions.replace`): the whole table,
+    the rows where ``where`` holds, or (``dynamic_partitions``) the partitions the source
+    writes to.
+
+    :param table: ``"ns.table"`` (templated).
+    :param source: as for :class:`IcebergAppendOperator` (templated).
+    :param where: a predicate such as ``"ts >= '{{ ds }}T00:00:00Z'"`` (templated).
+    :param dynamic_partitions: replace the partitions the source's rows fall into.
+    :param branch: the branch (templated).
+    """
+
+    template_fields: Sequence[str] = ("table", "source", "where", "branch", "commit_key")
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        source: Any,
+        where: str | None = None,
+        dynamic_partitions: bool = False,
+        branch: str = "main",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.source = source
+        self.where = where
+        self.dynamic_partitions = dynamic_partitions
+        self.branch = branch
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.replace`."""
+        from icewright.actions import replace
+
+        return replace(
+            self.table,
+            self.source,
+            catalog=self.catalog,
+            where=self.where or None,
+            dynamic_partitions=self.dynamic_partitions,
+            branch=self.branch,
+            commit_key=commit_key,
+            runner=self.make_runner(commit_key),
+        )

@@ -1,0 +1,81 @@
+"""``IcebergPublishViewOperator``: a view version from SQL (``actions.publish_view``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from icewright.operators.base import IcebergBaseOperator, to_jsonable
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+__all__ = ["IcebergPublishViewOperator"]
+
+
+class IcebergPublishViewOperator(IcebergBaseOperator):
+    """Create a view, or give it a new version, with the schema Spark derives for ``sql``.
+
+    :param view: ``"ns.view"`` (templated).
+    :param sql: the query (templated; rendered as SQL in the UI).
+    :param comment: the view's comment (templated).
+    :param column_comments: docs by final column name (templated).
+    :param column_aliases: one name per query column.
+    :param properties: view properties (templated).
+
+    The XCom value is the view result (``view``, ``metadata_location``, ``version_id``,
+    ``schema`` as Iceberg JSON, ``referenced_tables``); the outlet events carry
+    ``view``, ``version_id`` and ``metadata_location``.
+    """
+
+    template_fields: Sequence[str] = ("view", "sql", "comment", "column_comments", "properties")
+    template_fields_renderers = {"sql": "sql"}
+    commits_snapshot = False
+
+    def __init__(
+        self,
+        *,
+        view: str,
+        sql: str,
+        comment: str | None = None,
+        column_comments: Mapping[str, str] | None = None,
+        column_aliases: Sequence[str] | None = None,
+        properties: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.view = view
+        self.sql = sql
+        self.comment = comment
+        self.column_comments = column_comments
+        self.column_aliases = column_aliases
+        self.properties = properties
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.publish_view`."""
+        from icewright.actions import publish_view
+
+        return publish_view(
+            self.view,
+            self.sql,
+            catalog=self.catalog,
+            comment=self.comment or None,
+            column_comments=self.column_comments or None,
+            column_aliases=self.column_aliases,
+            properties=dict(self.properties) if self.properties else None,
+            runner=self.make_runner(None),
+        )
+
+    def result_payload(self, result: Any) -> dict[str, Any]:
+        """The view result, with ``committed`` True (a new version was written)."""
+        payload = to_jsonable(result)
+        return {**payload, "table": payload.get("view"), "committed": True}
+
+    def extras_of(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """View events carry the view's name, version id and metadata location."""
+        return {
+            "view": payload.get("view"),
+            "version_id": payload.get("version_id"),
+            "metadata_location": payload.get("metadata_location"),
+            "committed": True,
+        }

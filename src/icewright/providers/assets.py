@@ -1,0 +1,132 @@
+"""``iceberg://`` Airflow assets: one URI per table of one icewright connection.
+
+The URI of table ``ns.table`` (namespace parts ``a.b``: ``a/b``) read through the Airflow
+connection ``conn_id`` is ``iceberg://<conn_id>/<ns parts joined by '/'>/<table>``. Two
+DAGs that name the same table through the same connection therefore share one asset,
+whichever spelling they used (the normalizer lower-cases nothing but the scheme: Iceberg
+identifiers are case-sensitive).
+
+Airflow reaches :func:`sanitize_uri` (the scheme's URI normalizer), :func:`create_asset`
+(the factory) and :func:`convert_asset_to_openlineage` through ``get_provider_info``'s
+``asset-uris``. Importing this module imports Airflow's SDK.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import Asset
+
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from urllib.parse import SplitResult
+
+__all__ = [
+    "DEFAULT_CONN_ID",
+    "SCHEME",
+    "convert_asset_to_openlineage",
+    "create_asset",
+    "iceberg_asset",
+    "iceberg_uri",
+    "sanitize_uri",
+    "table_of",
+]
+
+SCHEME = "iceberg"
+DEFAULT_CONN_ID = "icewright_default"
+
+
+def _parts(table: str | tuple[str, ...]) -> tuple[str, ...]:
+    from icewright.catalog import Identifier
+
+    ident = Identifier.parse(table)
+    return (*ident.namespace, ident.name)
+
+
+def iceberg_uri(table: str | tuple[str, ...], conn_id: str = DEFAULT_CONN_ID) -> str:
+    """``iceberg://<conn_id>/<namespace parts>/<table>`` for ``table`` (``"ns.table"``)."""
+    if not conn_id or "/" in conn_id or "@" in conn_id or ":" in conn_id:
+        raise ValidationError(f"{conn_id!r} cannot be the connection part of an iceberg:// URI")
+    parts = _parts(table)
+    if len(parts) < 2:
+        raise ValidationError(
+            f"an iceberg asset needs a namespace and a table name ('ns.table'), got {table!r}"
+        )
+    path = "/".join(urllib.parse.quote(p, safe="") for p in parts)
+    return f"{SCHEME}://{conn_id}/{path}"
+
+
+def iceberg_asset(
+    table: str | tuple[str, ...],
+    conn_id: str = DEFAULT_CONN_ID,
+    *,
+    extra: dict[str, Any] | None = None,
+    **asset_kwargs: Any,
+) -> Asset:
+    """The Airflow ``Asset`` of ``table`` read through connection ``conn_id``.
+
+    Its name is the URI (unique per table and connection); ``asset_kwargs`` go to
+    ``Asset`` (``group``, ``watchers``, ...).
+    """
+    uri = iceberg_uri(table, conn_id)
+    asset_kwargs.setdefault("name", uri)
+    return Asset(uri=uri, extra=extra, **asset_kwargs)
+
+
+def create_asset(
+    *, table: str | None = None, conn_id: str = DEFAULT_CONN_ID, uri: str | None = None, **kw: Any
+) -> Asset:
+    """The provider's asset factory: from ``table`` (and ``conn_id``) or an ``iceberg://`` URI."""
+    if uri is not None:
+        conn_id, table = table_of(uri)
+    if table is None:
+        raise ValidationError("create_asset needs table= or uri=")
+    return iceberg_asset(table, conn_id, **kw)
+
+
+def sanitize_uri(parts: SplitResult) -> SplitResult:
+    """The ``iceberg`` scheme's normalizer: ``iceberg://<conn>/<ns...>/<table>``, exactly.
+
+    Raises ``ValueError`` (which Airflow reports as an invalid asset URI) when the
+    connection or the namespace is missing, or the URI has user info, port or query.
+    """
+    if not parts.netloc:
+        raise ValueError("an iceberg:// asset URI needs the connection id: iceberg://<conn>/...")
+    if "@" in parts.netloc or ":" in parts.netloc:
+        raise ValueError("an iceberg:// asset URI takes the connection id only, no user or port")
+    if parts.query:
+        raise ValueError("an iceberg:// asset URI takes no query")
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) < 2:
+        raise ValueError(
+            "an iceberg:// asset URI needs a namespace and a table: iceberg://<conn>/<ns>/<table>"
+        )
+    path = "/" + "/".join(urllib.parse.quote(urllib.parse.unquote(s), safe="") for s in segments)
+    return parts._replace(path=path, fragment="")
+
+
+def table_of(asset_or_uri: Asset | str) -> tuple[str, str]:
+    """``(conn_id, "ns.table")`` of an iceberg asset or URI (namespace levels joined by '.')."""
+    uri = asset_or_uri if isinstance(asset_or_uri, str) else asset_or_uri.uri
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme.lower() != SCHEME:
+        raise ValidationError(f"{uri!r} is not an iceberg:// asset URI")
+    try:
+        parts = sanitize_uri(parts)
+    except ValueError as e:
+        raise ValidationError(f"{uri!r}: {e}") from None
+    names = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
+    from icewright.catalog import Identifier
+
+    return parts.netloc, str(Identifier(tuple(names[:-1]), names[-1]))
+
+
+def convert_asset_to_openlineage(asset: Asset, lineage_context: Any) -> Any:
+    """The OpenLineage dataset of an iceberg asset: namespace ``iceberg://<conn>``, name
+    ``ns.table``."""
+    from airflow.providers.common.compat.openlineage.facet import Dataset
+
+    conn_id, table = table_of(asset)
+    return Dataset(namespace=f"{SCHEME}://{conn_id}", name=table)

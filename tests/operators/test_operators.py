@@ -1,0 +1,151 @@
+"""Operator parts in this process: commit keys, template rendering, schema and instant
+arguments, JSON-able results. (Runs through Airflow are in ``test_operators_airflow``.)"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from icewright.actions.results import ActionResult, RewriteResult, ViewResult
+from icewright.errors import ValidationError
+from icewright.operators import (
+    IcebergAppendOperator,
+    IcebergCreateTableOperator,
+    IcebergExpireSnapshotsOperator,
+    IcebergPublishViewOperator,
+    IcebergReplaceOperator,
+    IcebergRewriteDataFilesOperator,
+    commit_key_for,
+)
+from icewright.operators.base import event_extras, one_line, to_jsonable
+from icewright.operators.maintenance import as_instant
+from icewright.operators.tables import as_schema
+from icewright.spec.schema import Schema
+from icewright.spec.types import DecimalType, LongType, NestedField, TimestamptzType
+
+
+def test_commit_key_is_stable_and_distinct() -> None:
+    key = commit_key_for("d", "t", "manual__2026-01-02", -1)
+    assert key == commit_key_for("d", "t", "manual__2026-01-02", -1)
+    assert key.startswith("airflow:")
+    others = {
+        commit_key_for("d2", "t", "manual__2026-01-02", -1),
+        commit_key_for("d", "t2", "manual__2026-01-02", -1),
+        commit_key_for("d", "t", "manual__2026-01-03", -1),
+        commit_key_for("d", "t", "manual__2026-01-02", 0),
+    }
+    assert key not in others and len(others) == 4
+    # No ambiguity from separators inside the names.
+    assert commit_key_for("a/b", "c", "r") != commit_key_for("a", "b/c", "r")
+
+
+@pytest.mark.parametrize(
+    ("operator", "fields"),
+    [
+        (IcebergCreateTableOperator, {"table", "schema", "source", "partition_by", "properties"}),
+        (IcebergAppendOperator, {"table", "source", "commit_key"}),
+        (IcebergReplaceOperator, {"table", "source", "where"}),
+        (IcebergRewriteDataFilesOperator, {"table", "where"}),
+        (IcebergExpireSnapshotsOperator, {"table", "older_than"}),
+        (IcebergPublishViewOperator, {"view", "sql", "properties"}),
+    ],
+)
+def test_template_fields(operator: type, fields: set[str]) -> None:
+    assert fields <= set(operator.template_fields)
+
+
+def test_template_rendering() -> None:
+    op = IcebergReplaceOperator(
+        task_id="r",
+        table="{{ params.ns }}.orders",
+        source="sql:SELECT * FROM staging WHERE day = '{{ ds }}'",
+        where="ts >= '{{ ds }}T00:00:00+00:00'",
+        commit_key="orders/{{ ds }}",
+    )
+    context = {"ds": "2026-01-02", "params": {"ns": "sales"}}
+    op.render_template_fields(context)
+    assert op.table == "sales.orders"
+    assert op.source == "sql:SELECT * FROM staging WHERE day = '2026-01-02'"
+    assert op.where == "ts >= '2026-01-02T00:00:00+00:00'"
+    assert op.commit_key == "orders/2026-01-02"
+
+    create = IcebergCreateTableOperator(
+        task_id="c",
+        table="sales.t_{{ ds_nodash }}",
+        schema="id long, note string",
+        partition_by=[("bucket", "id", 4)],
+        properties={"loaded": "{{ ds }}"},
+    )
+    create.render_template_fields({"ds": "2026-01-02", "ds_nodash": "20260102"})
+    assert create.table == "sales.t_20260102"
+    assert create.properties == {"loaded": "2026-01-02"}
+    assert create.partition_by == [("bucket", "id", 4)]
+
+
+def test_schema_argument_forms() -> None:
+    expected = Schema(
+        NestedField(1, "id", LongType(), True),
+        NestedField(2, "ts", TimestamptzType(), False),
+        NestedField(3, "amount", DecimalType(12, 2), False),
+    )
+    from_text = as_schema("id long not null, ts timestamptz, amount decimal(12,2)")
+    assert from_text.to_json() == expected.to_json()
+    assert as_schema(expected) is expected
+    assert as_schema(expected.to_json()).to_json() == expected.to_json()
+    assert as_schema(json.dumps(expected.to_json())).to_json() == expected.to_json()
+    for bad in ("id lng", "", {"type": "list"}, 42):
+        with pytest.raises(ValidationError):
+            as_schema(bad)
+
+
+def test_instant_argument_forms() -> None:
+    assert as_instant(None) is None
+    assert as_instant(1_700_000_000_000) == 1_700_000_000_000
+    assert as_instant("1700000000000") == 1_700_000_000_000
+    assert as_instant("2026-01-02T00:00:00Z") == dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    assert as_instant("2026-01-02T00:00:00") == dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    before = dt.datetime.now(dt.UTC)
+    got = as_instant(dt.timedelta(hours=1))
+    assert isinstance(got, dt.datetime)
+    assert abs((before - got).total_seconds() - 3600) < 60
+    with pytest.raises(ValidationError, match="neither milliseconds"):
+        as_instant("yesterday")
+
+
+def test_results_become_json_and_event_extras() -> None:
+    result = RewriteResult(
+        table="sales.orders",
+        metadata_location="/w/m.json",
+        committed=True,
+        snapshot_id=7,
+        sequence_number=3,
+        operation="replace",
+        summary={"added-records": "10"},
+        records_added=10,
+        commits=(
+            ActionResult(table="sales.orders", metadata_location="/w/m.json", committed=True),
+        ),
+    )
+    payload = to_jsonable(result)
+    assert json.loads(json.dumps(payload)) == payload
+    assert payload["commits"][0]["table"] == "sales.orders"
+    assert event_extras(payload) == {
+        "table": "sales.orders",
+        "snapshot_id": 7,
+        "sequence_number": 3,
+        "operation": "replace",
+        "added_records": 10,
+        "metadata_location": "/w/m.json",
+        "committed": True,
+    }
+    schema = Schema(NestedField(1, "id", LongType(), True))
+    view = to_jsonable(
+        ViewResult(view="sales.v", metadata_location="/v.json", version_id=2, schema=schema)
+    )
+    assert view["schema"] == schema.to_json()
+
+
+def test_one_line_reason() -> None:
+    assert one_line(ValidationError("bad\n  predicate")) == "ValidationError: bad predicate"

@@ -1,0 +1,313 @@
+"""A real Airflow 3 for tests: a temporary ``AIRFLOW_HOME`` with a SQLite metadata database.
+
+Use it from any test folder's ``conftest.py``::
+
+    from tests.support.airflow import airflow_home  # noqa: F401
+
+and in a test::
+
+    from tests.support.airflow import add_connection, dags_test
+
+    def test_x(airflow_home, tmp_path):
+        env = {**airflow_home.env, "ICEWRIGHT_HOME": str(tmp_path / "iw")}
+        add_connection(airflow_home, "lake", "icewright", extra={"catalog_type": "sql"})
+        done = dags_test("my_dag", DAGS, env=env, logical_date="2026-01-02")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert dag_run_state(done) == "success"
+
+What the session fixture :func:`airflow_home` sets up (once per pytest session, because
+``airflow db migrate`` takes a while): a temporary directory holding ``airflow.cfg``-free
+configuration through ``AIRFLOW__*`` environment variables (SQLite database
+``airflow.db``, ``load_examples`` off, no DAG-file pickling of examples, the dags folder
+given per call), an ``ICEWRIGHT_HOME`` of its own (``<home>/icewright``: the embedded
+default catalog of the DAGs' tasks), and the migrated database. It yields an
+:class:`AirflowHome`; its ``env`` is the complete environment for Airflow subprocesses.
+The pytest process's own environment is not changed.
+
+:func:`dags_test` runs ``airflow dags test <dag_id> [<logical_date>]`` in a subprocess
+with ``AIRFLOW__CORE__DAGS_FOLDER`` pointing at the given folder, that folder on
+``PYTHONPATH`` (so a DAG file's helper modules, e.g. a callable source
+``orders_source:generate``, import in the task), and the working directory in the home
+(Spark's scratch files stay out of the repository). :func:`add_connection` stores a
+connection in the metadata database with ``airflow connections add`` (replacing one of
+the same id); :func:`connection_env` gives the ``AIRFLOW_CONN_<ID>`` variable instead,
+for a single subprocess. :func:`airflow` runs any other ``airflow`` CLI command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = [
+    "AirflowHome",
+    "add_connection",
+    "airflow",
+    "airflow_home",
+    "connection_env",
+    "dag_run_state",
+    "dags_test",
+    "make_airflow_home",
+    "query_metadata_db",
+    "run_id_of",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
+
+
+@dataclass(frozen=True)
+class AirflowHome:
+    """A migrated Airflow home: ``path`` (AIRFLOW_HOME), ``env`` (the whole environment for
+    Airflow subprocesses, ICEWRIGHT_HOME included) and ``icewright_home``."""
+
+    path: Path
+    env: Mapping[str, str]
+    icewright_home: Path
+
+    def environment(self, **overrides: str) -> dict[str, str]:
+        """``env`` with ``overrides`` (e.g. ``ICEWRIGHT_HOME=...``)."""
+        return {**self.env, **overrides}
+
+    def dags_test(
+        self,
+        dag_id: str,
+        dags_folder: str | os.PathLike[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        logical_date: str | None = None,
+        timeout: float = 900,
+    ) -> subprocess.CompletedProcess[str]:
+        """:func:`dags_test` with this home's environment (``env`` adds to it)."""
+        return dags_test(
+            dag_id,
+            dags_folder,
+            env={**self.env, **(env or {})},
+            logical_date=logical_date,
+            timeout=timeout,
+        )
+
+
+def _base_env(home: Path, icewright_home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # Nothing of an outer Airflow or icewright configuration leaks in.
+        if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_", "AIRFLOW_VAR_"))
+        and k not in ("AIRFLOW_HOME", "ICEWRIGHT_HOME", "AIRFLOW_CONFIG")
+    }
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW_CONFIG": str(home / "airflow.cfg"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "ICEWRIGHT_HOME": str(icewright_home),
+            # Spark in the tasks: local, in UTC, quiet.
+            "TZ": "UTC",
+            "PYSPARK_PYTHON": sys.executable,
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def airflow(
+    *args: str,
+    env: Mapping[str, str],
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 600,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``airflow <args>`` with ``env`` (an :class:`AirflowHome`'s ``env``, maybe extended)."""
+    if "AIRFLOW_HOME" not in env:
+        raise ValueError("env must be an AirflowHome's env (it has no AIRFLOW_HOME)")
+    done = subprocess.run(
+        [str(AIRFLOW_BIN), *args],
+        env=dict(env),
+        cwd=str(cwd or env["AIRFLOW_HOME"]),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        raise RuntimeError(
+            f"airflow {' '.join(args)} exited {done.returncode}\n"
+            f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
+        )
+    return done
+
+
+def make_airflow_home(path: Path) -> AirflowHome:
+    """Create and migrate an Airflow home in ``path`` (a new or empty directory)."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "dags").mkdir(exist_ok=True)
+    icewright_home = path / "icewright"
+    icewright_home.mkdir(exist_ok=True)
+    env = _base_env(path, icewright_home)
+    airflow("db", "migrate", env=env, timeout=900, check=True)
+    return AirflowHome(path=path, env=env, icewright_home=icewright_home)
+
+
+@pytest.fixture(scope="session")
+def airflow_home() -> Iterator[AirflowHome]:
+    """A migrated temporary Airflow home for the whole session (removed at the end)."""
+    root = Path(tempfile.mkdtemp(prefix="icewright-airflow-"))
+    try:
+        yield make_airflow_home(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def dags_test(
+    dag_id: str,
+    dags_folder: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str],
+    logical_date: str | None = None,
+    timeout: float = 900,
+) -> subprocess.CompletedProcess[str]:
+    """``airflow dags test <dag_id> [<logical_date>]`` on the DAG files in ``dags_folder``.
+
+    ``env`` is an :class:`AirflowHome`'s ``env`` (extended as the test needs: another
+    ``ICEWRIGHT_HOME``, ``AIRFLOW_CONN_*`` from :func:`connection_env`). The return code
+    is non-zero when the command fails; a finished run's state is in the output
+    (:func:`dag_run_state`). ``elapsed`` seconds are added to the result as an attribute.
+    """
+    folder = Path(dags_folder).resolve()
+    run_env = dict(env)
+    run_env["AIRFLOW__CORE__DAGS_FOLDER"] = str(folder)
+    paths = [str(folder), str(REPO / "src")]
+    if run_env.get("PYTHONPATH"):
+        paths.append(run_env["PYTHONPATH"])
+    run_env["PYTHONPATH"] = os.pathsep.join(paths)
+    args = ["dags", "test", dag_id]
+    if logical_date is not None:
+        args.append(logical_date)
+    start = time.monotonic()
+    done = airflow(*args, env=run_env, timeout=timeout)
+    done.elapsed = time.monotonic() - start  # type: ignore[attr-defined]
+    return done
+
+
+def dag_run_state(done: subprocess.CompletedProcess[str]) -> str | None:
+    """The final DAG run state ``airflow dags test`` reported (``success``, ``failed``), or None."""
+    state = None
+    for line in (done.stdout + "\n" + done.stderr).splitlines():
+        # "Dag run ... state=success" / "DagRun Finished: ... state=failed": last one wins.
+        for marker in ("state=", "state: "):
+            at = line.rfind(marker)
+            if at >= 0 and ("dag run" in line.lower() or "dagrun" in line.lower()):
+                word = line[at + len(marker) :].split(",")[0].split()[0].strip("'\"")
+                state = word or state
+    return state
+
+
+def connection_env(
+    conn_id: str,
+    conn_type: str,
+    *,
+    host: str | None = None,
+    login: str | None = None,
+    password: str | None = None,
+    schema: str | None = None,
+    port: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """The ``AIRFLOW_CONN_<CONN_ID>`` variable (JSON form) defining a connection."""
+    return {f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(_conn_json(**locals()))}
+
+
+def _conn_json(
+    conn_id: str,
+    conn_type: str,
+    host: str | None,
+    login: str | None,
+    password: str | None,
+    schema: str | None,
+    port: int | None,
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"conn_type": conn_type}
+    for key, value in (
+        ("host", host),
+        ("login", login),
+        ("password", password),
+        ("schema", schema),
+        ("port", port),
+    ):
+        if value is not None:
+            body[key] = value
+    if extra:
+        body["extra"] = dict(extra)
+    return body
+
+
+def add_connection(
+    home: AirflowHome,
+    conn_id: str,
+    conn_type: str,
+    *,
+    host: str | None = None,
+    login: str | None = None,
+    password: str | None = None,
+    schema: str | None = None,
+    port: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Store a connection in ``home``'s metadata database (replacing one with that id)."""
+    body = _conn_json(conn_id, conn_type, host, login, password, schema, port, extra)
+    airflow("connections", "delete", conn_id, env=home.env)  # absent: fine
+    airflow(
+        "connections", "add", conn_id, "--conn-json", json.dumps(body), env=home.env, check=True
+    )
+
+
+def _last_lines(text: str, n: int = 60) -> str:
+    return "\n".join(text.splitlines()[-n:])
+
+
+def explain(done: subprocess.CompletedProcess[str], lines: Sequence[str] = ()) -> str:
+    """A failure message: the command's return code and the tails of its output."""
+    return (
+        f"exit {done.returncode}; {' '.join(lines)}\n--- stdout\n{_last_lines(done.stdout)}\n"
+        f"--- stderr\n{_last_lines(done.stderr)}"
+    )
+
+
+def query_metadata_db(home: AirflowHome, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+    """Rows of a SQL query on ``home``'s metadata database (XComs, asset events, runs)."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{home.path / 'airflow.db'}")
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(sqlalchemy.text(sql), params)]
+    finally:
+        engine.dispose()
+
+
+def run_id_of(done: subprocess.CompletedProcess[str]) -> str:
+    """The run id ``airflow dags test`` created (from its output)."""
+    import re
+
+    found = re.findall(r"run_id=(\S+?)[,\s]", done.stdout + "\n" + done.stderr)
+    if not found:
+        raise AssertionError("no run_id in the output of airflow dags test")
+    return found[-1]

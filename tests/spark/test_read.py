@@ -997,26 +997,6 @@ SPARK35_SCRIPT = textwrap.dedent(
 )
 
 
-def _deps_dir(tmp: Path) -> Path:
-    """The main environment's compiled dependencies of icewright, for the 3.5 interpreter
-    (same CPython 3.11): only these, so its own pyspark 3.5 stays the one imported."""
-    site = Path(pa.__file__).resolve().parents[1]
-    deps = tmp / "deps"
-    deps.mkdir()
-    for pattern in (
-        "pyarrow",
-        "fastavro",
-        "mmh3",
-        "mmh3*.so",
-        "sqlalchemy",
-        "typing_extensions.py",
-        "greenlet",
-    ):
-        for found in site.glob(pattern):
-            (deps / found.name).symlink_to(found)
-    return deps
-
-
 @pytest.mark.slow
 def test_same_read_on_pyspark_35(catalog: SqlCatalog, spark: SparkSession, tmp_path: Path) -> None:
     from tests.support.java import ensure_java_env, java_venv
@@ -1055,7 +1035,8 @@ def test_same_read_on_pyspark_35(catalog: SqlCatalog, spark: SparkSession, tmp_p
         not in {"SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYTHONHOME", "VIRTUAL_ENV"}
     }
     env.update(
-        PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(_deps_dir(tmp_path))]),
+        # .venv-java has icewright's runtime dependencies (java_env/requirements.txt)
+        PYTHONPATH=str(REPO / "src"),
         PYSPARK_PYTHON=str(python),
         PYSPARK_DRIVER_PYTHON=str(python),
         TZ="UTC",

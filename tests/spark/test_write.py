@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import math
 import os
 import random
 import subprocess
@@ -25,7 +26,7 @@ from icewright.catalog import SqlCatalog
 from icewright.commit.append import fast_append
 from icewright.errors import IcewrightError, ValidationError
 from icewright.io import LocalFileIO
-from icewright.manifest.metrics import data_file_from_parquet
+from icewright.manifest.metrics import data_file_from_parquet, nan_value_counts
 from icewright.spark.types import has_time_type, to_spark_schema
 from icewright.spark.write import (
     CallableSource,
@@ -337,11 +338,19 @@ def test_data_files_carry_the_footer_metrics(spark: SparkSession, tmp_path: Path
             partition=data_file.partition,
             spec_id=spec.spec_id,
             properties=properties,
+            # NaN counts come from the rows (Parquet statistics have none): count them
+            # again from the file as pyarrow reads it back.
+            nan_counts=nan_value_counts(pq.read_table(path)),
         )
         assert data_file == expected
+        assert data_file.nan_value_counts is not None
+        assert set(data_file.nan_value_counts) == {4, 5, 24}  # f, d and mp's values
         assert set(data_file.lower_bounds or {}) == {3, 13}  # only the columns with bounds
         assert data_file.split_offsets and data_file.split_offsets[0] == 4
         assert data_file.value_counts and data_file.value_counts[2] == data_file.record_count
+    nans = sum((f.nan_value_counts or {}).get(5, 0) for f in result.data_files)
+    assert nans == sum(1 for r in rows if isinstance(r.get("d"), float) and math.isnan(r["d"]))
+    assert nans > 0
 
 
 # --- partitioning -----------------------------------------------------------------------------
@@ -826,22 +835,10 @@ _SPARK35_JOB = textwrap.dedent(
 
 @pytest.mark.slow
 def test_write_job_runs_on_pyspark_35(tmp_path: Path) -> None:
+    from tests.support.java import ensure_java_env
+
+    ensure_java_env()  # (re)builds .venv-java when its requirements changed
     python = JAVA_VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run(
-            ["bash", str(REPO / "scripts" / "java-env")], check=True, capture_output=True
-        )
-    # .venv-java has pyspark 3.5.9 but not icewright's dependencies: lend it ours
-    # (same Python 3.11 ABI) by linking just those packages onto its PYTHONPATH.
-    site = Path(pa.__file__).resolve().parents[1]
-    lent = tmp_path / "lent"
-    lent.mkdir()
-    for name in ("pyarrow", "fastavro", "mmh3"):
-        for entry in site.iterdir():
-            if entry.name == name or (
-                entry.name.startswith((f"{name}.", f"{name}-")) and entry.suffix == ".so"
-            ):
-                (lent / entry.name).symlink_to(entry)
     schema = Schema(
         NestedField(1, "id", LongType(), required=True),
         NestedField(2, "name", StringType()),
@@ -852,7 +849,8 @@ def test_write_job_runs_on_pyspark_35(tmp_path: Path) -> None:
     )
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO), str(lent)]),
+        # .venv-java has icewright's runtime dependencies (java_env/requirements.txt)
+        "PYTHONPATH": str(REPO / "src"),
         "PYSPARK_PYTHON": str(python),
     }
     out = subprocess.run(

@@ -482,6 +482,15 @@ class JavaBatch:
             _scan_result,
         )
 
+    def query(self, sql: str, tables: Mapping[str, str | os.PathLike[str]]) -> Pending[ScanResult]:
+        """Rows of Spark SQL ``sql`` run by Iceberg Java's Spark, where each name of ``tables``
+        is a temporary view of the table whose metadata file it maps to (read with
+        ``spark.read.format("iceberg").load``)."""
+        return self._add(
+            {"op": "query", "sql": sql, "tables": {k: str(v) for k, v in tables.items()}},
+            _scan_result,
+        )
+
     def write_table(
         self,
         warehouse: str | os.PathLike[str],
@@ -636,6 +645,10 @@ class IcebergJava:
     ) -> ScanResult:
         """See :meth:`JavaBatch.scan`."""
         return self._one(lambda b: b.scan(metadata_path, **kwargs))
+
+    def query(self, sql: str, tables: Mapping[str, str | os.PathLike[str]]) -> ScanResult:
+        """See :meth:`JavaBatch.query`."""
+        return self._one(lambda b: b.query(sql, tables))
 
     def write_table(
         self, warehouse: str | os.PathLike[str], table: str, columns: str, **kwargs: Any

@@ -32,6 +32,8 @@ Operations (see tests/support/java.py for the typed Python side):
   schema_json?, specs_json?}: one manifest file, entries with their status.
 - ``scan`` {metadata_path | (warehouse, table), snapshot_id?, ref?}: rows read by
   ``spark.read.format("iceberg")``.
+- ``query`` {sql, tables}: rows of Spark SQL over tables read by metadata file, each
+  registered as a temporary view (``tables``: view name -> metadata file).
 - ``write_table`` {warehouse, table, columns, partitioned_by, properties, steps}:
   a Hadoop-catalog table written by Spark SQL and Iceberg's procedures.
 
@@ -564,6 +566,20 @@ class Processor:
             catalog = self.catalog_for(req["warehouse"])
             df = reader.load(f"{catalog}.{req['table']}")
         out = self.rows_json(df)
+        out["count"] = len(out["rows"])
+        return out
+
+    def op_query(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Run Spark SQL over tables read with Spark's Iceberg source, each registered as a
+        temporary view under the given name (``tables``: name -> metadata file)."""
+        names = list((req.get("tables") or {}).items())
+        try:
+            for name, path in names:
+                self.spark.read.format("iceberg").load(path).createOrReplaceTempView(name)
+            out = self.rows_json(self.spark.sql(req["sql"]))
+        finally:
+            for name, _ in names:
+                self.spark.catalog.dropTempView(name)
         out["count"] = len(out["rows"])
         return out
 

@@ -622,15 +622,6 @@ def test_java_subprocesses_and_wall_time(world: World) -> None:
     print(f"actions interop world: {world.seconds:.1f} s, {world.java_calls} Java subprocesses")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "rewrite keeps the table's write.distribution-mode: under 'none' a file group is "
-        "written one file per Spark read split (5 tiny files -> 2 on local[2]), so the "
-        "compaction does not compact; Iceberg Java's bin-pack rewrite sizes the read splits "
-        "to the expected output files (one here)"
-    ),
-)
 def test_rewrite_compacts_with_distribution_none(
     spark: SparkSession,  # noqa: F811 - the fixture imported above
     tmp_path: Path,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import re
 import threading
 import uuid
@@ -181,7 +182,8 @@ class LocalRunner:
 
         def run() -> WriteResult:
             frame = read_tasks(self.spark, metadata, io, tasks, keep)
-            return self.write(metadata, io, frame, properties=properties)
+            merged = {**metadata.properties, **(properties or {})}
+            return self.write(metadata, io, bin_packed(frame, tasks, merged), properties=properties)
 
         if job_key is None:
             return run()
@@ -303,6 +305,25 @@ def read_tasks(
         metrics=ScanMetrics(),
     )
     return read_plan(spark, (metadata, io), plan)
+
+
+def bin_packed(
+    frame: DataFrame, tasks: Sequence[FileScanTask], properties: Mapping[str, str]
+) -> DataFrame:
+    """``frame`` in as many Spark partitions as target-size files the tasks' bytes make.
+
+    Under ``write.distribution-mode=none`` the write job writes a file per Spark
+    partition, and a read makes a partition per split: five small input files would stay
+    several files. Iceberg Java's bin-pack rewrite likewise sizes its read to the number
+    of output files it expects. A shuffle that the distribution mode asks for (hash,
+    range) repartitions anyway.
+    """
+    from icewright.spark.write import WriteSettings
+
+    settings = WriteSettings.from_properties(properties, partitioned=False, sorted_=False)
+    size = sum(t.data_file.file_size_in_bytes for t in tasks)
+    expected = max(1, math.ceil(size / settings.target_file_size))
+    return frame.coalesce(expected)
 
 
 # --- relation names in Spark's analysis errors -----------------------------------------

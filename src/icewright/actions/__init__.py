@@ -9,6 +9,9 @@ Every action takes a table name (or ``Table``), ``catalog=`` (a catalog, or what
 ``commit_key=`` for exactly-once commits where it commits a snapshot, and ``runner=``
 (where the Spark work runs; default :class:`LocalRunner`, the in-process session).
 Each returns a frozen, typed result (:mod:`icewright.actions.results`).
+Watching a table for new snapshots (:func:`wait_for_snapshot`, and any orchestrator's
+sensor) goes through :mod:`icewright.actions.watch` (:class:`SnapshotWatch`,
+:class:`SnapshotFilter`, :class:`Watermark`).
 
 Importing this package is cheap: names are imported from their modules on first use.
 The package attributes ``append``, ``create``, ``replace`` and ``rewrite`` are always the
@@ -39,6 +42,15 @@ if TYPE_CHECKING:
     from icewright.actions.submit import SparkSubmitRunner, SparkSubmitSettings
     from icewright.actions.views import publish_view
     from icewright.actions.wait import wait_for_snapshot
+    from icewright.actions.watch import (
+        DEFAULT_OPERATIONS,
+        PollResult,
+        SnapshotFilter,
+        SnapshotWatch,
+        Watermark,
+        new_snapshots,
+        snapshot_record,
+    )
 
 _EXPORTS: dict[str, str] = {
     "append": "append",
@@ -49,6 +61,13 @@ _EXPORTS: dict[str, str] = {
     "rewrite": "rewrite",
     "publish_view": "views",
     "wait_for_snapshot": "wait",
+    "DEFAULT_OPERATIONS": "watch",
+    "PollResult": "watch",
+    "SnapshotFilter": "watch",
+    "SnapshotWatch": "watch",
+    "Watermark": "watch",
+    "new_snapshots": "watch",
+    "snapshot_record": "watch",
     "ActionResult": "results",
     "GroupFailure": "results",
     "RewriteResult": "results",
@@ -61,22 +80,29 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_OPERATIONS",
     "ActionResult",
     "GroupFailure",
     "LocalRunner",
+    "PollResult",
     "RewriteResult",
     "Runner",
+    "SnapshotFilter",
+    "SnapshotWatch",
     "SparkSubmitRunner",
     "SparkSubmitSettings",
     "ViewResult",
     "WaitResult",
+    "Watermark",
     "append",
     "create",
     "expire",
+    "new_snapshots",
     "publish_view",
     "remove_orphan_files",
     "replace",
     "rewrite",
+    "snapshot_record",
     "wait_for_snapshot",
 ]
 

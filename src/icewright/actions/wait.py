@@ -1,25 +1,21 @@
 """The ``wait_for_snapshot`` verb: wait until a branch has a new snapshot passing filters.
 
-Each poll reads only the catalog's pointer (the current metadata location) where the
-catalog can give it alone; the metadata file is read only when the pointer moved.
-A timeout is not an error: the result says ``timed_out`` (so an orchestrator's sensor can
-poke with ``timeout=0`` and decide itself).
+A loop over :class:`icewright.actions.watch.SnapshotWatch`: each poll reads only the
+catalog's pointer (the current metadata location) where the catalog can give it alone;
+the metadata file is read only when the pointer moved. A timeout is not an error: the
+result says ``timed_out`` (so an orchestrator's sensor can poke with ``timeout=0`` and
+decide itself).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, catalog_of, identifier
 from icewright.actions.results import WaitResult
+from icewright.actions.watch import SnapshotFilter, SnapshotWatch, Watermark
 from icewright.errors import ValidationError
-
-if TYPE_CHECKING:
-    from icewright.catalog import Catalog, Identifier
-    from icewright.spec.snapshots import Snapshot
-    from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["wait_for_snapshot"]
 
@@ -36,6 +32,7 @@ def wait_for_snapshot(
     operations: Sequence[str] | None = ("append", "overwrite", "delete"),
     summary_filters: Mapping[str, str] | None = None,
     min_added_records: int | None = None,
+    min_timestamp_ms: int | None = None,
     timeout: float | None = None,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
 ) -> WaitResult:
@@ -45,95 +42,69 @@ def wait_for_snapshot(
     Newer means: on the branch's ancestry after ``after_snapshot_id`` (with None, every
     snapshot of the branch counts). A snapshot passes when its operation is one of
     ``operations`` (None: any), each ``summary_filters`` key has that value in its
-    summary, and its ``added-records`` is at least ``min_added_records``. ``timeout``
-    (seconds; None waits forever, 0 polls once) ends the wait with ``timed_out`` True.
-    A missing table raises ``NoSuchTable``; an ``after_snapshot_id`` the branch does not
-    have (expired, or another branch's) counts every snapshot of the branch as newer.
+    summary, its ``added-records`` is at least ``min_added_records``, and its
+    ``timestamp-ms`` is after ``min_timestamp_ms`` (milliseconds since the epoch).
+    ``timeout`` (seconds; None waits forever, 0 polls once) ends the wait with
+    ``timed_out`` True. A missing table raises ``NoSuchTable``; an ``after_snapshot_id``
+    the branch does not have (expired, or another branch's) counts every snapshot of the
+    branch as newer.
     """
     if poll_interval <= 0:
         raise ValidationError(f"poll_interval must be positive, got {poll_interval!r}")
     if timeout is not None and timeout < 0:
         raise ValidationError(f"timeout must be >= 0 seconds, got {timeout!r}")
+    if min_timestamp_ms is not None and (
+        isinstance(min_timestamp_ms, bool) or not isinstance(min_timestamp_ms, int)
+    ):
+        raise ValidationError(
+            f"min_timestamp_ms must be milliseconds since the epoch (an int), "
+            f"got {min_timestamp_ms!r}"
+        )
     cat = catalog_of(table, catalog)
     ident = identifier(table)
-    wanted = None if operations is None else {str(o) for o in operations}
+    # The filter is built as given (not SnapshotFilter.build): unknown operation names
+    # match nothing here, as they always have, rather than being refused.
+    watch = SnapshotWatch(
+        cat,
+        ident,
+        branch=branch,
+        # A bare id: when it left the branch, every snapshot of the branch is newer.
+        after=None if after_snapshot_id is None else Watermark(after_snapshot_id),
+        filter=SnapshotFilter(
+            operations=None if operations is None else tuple(str(o) for o in operations),
+            summary_filters=tuple((k, str(v)) for k, v in (summary_filters or {}).items()),
+            min_added_records=min_added_records,
+            min_timestamp_ms=min_timestamp_ms,
+        ),
+    )
     started = time.monotonic()
     polls = 0
-    seen: str | None = None
-    head: int | None = None
+    head: Watermark | None = None
     while True:
         polls += 1
-        location = _pointer(cat, ident)
-        if location != seen:
-            loaded = cat.load_table(ident)
-            seen = loaded.metadata_location
-            metadata = loaded.metadata
-            found = _new_snapshots(metadata, branch, after_snapshot_id)
-            head_snapshot = metadata.snapshot_for_ref(branch)
-            head = None if head_snapshot is None else head_snapshot.snapshot_id
-            matched = tuple(
-                s for s in found if _passes(s, wanted, summary_filters, min_added_records)
+        result = watch.poll()
+        if result.changed:  # an unchanged pointer: the head read before still holds
+            head = result.head
+        latest = None if head is None else head.snapshot_id
+        if result.found:
+            return WaitResult(
+                table=str(ident),
+                snapshots=result.snapshots,
+                timed_out=False,
+                latest_snapshot_id=latest,
+                metadata_location=result.metadata_location,
+                polls=polls,
+                waited_seconds=time.monotonic() - started,
             )
-            if matched:
-                return WaitResult(
-                    table=str(ident),
-                    snapshots=matched,
-                    timed_out=False,
-                    latest_snapshot_id=head,
-                    metadata_location=seen,
-                    polls=polls,
-                    waited_seconds=time.monotonic() - started,
-                )
         waited = time.monotonic() - started
         if timeout is not None and waited + poll_interval > timeout:
             return WaitResult(
                 table=str(ident),
                 snapshots=(),
                 timed_out=True,
-                latest_snapshot_id=head,
-                metadata_location=seen,
+                latest_snapshot_id=latest,
+                metadata_location=result.metadata_location,
                 polls=polls,
                 waited_seconds=waited,
             )
         time.sleep(poll_interval)
-
-
-def _pointer(cat: Catalog, ident: Identifier) -> str:
-    """The current metadata location, without reading the metadata file where possible."""
-    return cat.table_metadata_location(ident)
-
-
-def _new_snapshots(metadata: TableMetadata, branch: str, after: int | None) -> list[Snapshot]:
-    """The branch's ancestry after ``after``, oldest first."""
-    chain: list[Snapshot] = []
-    snapshot = metadata.snapshot_for_ref(branch)
-    seen: set[int] = set()
-    while snapshot is not None and snapshot.snapshot_id not in seen:
-        if snapshot.snapshot_id == after:
-            break
-        seen.add(snapshot.snapshot_id)
-        chain.append(snapshot)
-        parent = snapshot.parent_snapshot_id
-        snapshot = None if parent is None else metadata.snapshot_by_id(parent)
-    return list(reversed(chain))
-
-
-def _passes(
-    snapshot: Snapshot,
-    operations: set[str] | None,
-    filters: Mapping[str, str] | None,
-    min_added_records: int | None,
-) -> bool:
-    summary: Mapping[str, str] = snapshot.summary or {}
-    if operations is not None and str(snapshot.operation) not in operations:
-        return False
-    if filters and any(summary.get(k) != str(v) for k, v in filters.items()):
-        return False
-    if min_added_records is not None:
-        try:
-            added = int(summary.get("added-records", "0"))
-        except ValueError:
-            return False
-        if added < min_added_records:
-            return False
-    return True

@@ -1,130 +1,251 @@
-"""The main job, on the embedded default: a catalog on SQLite and a local warehouse.
+"""The main job: icewright's example pipeline end to end, through Airflow, on the embedded
+default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, default
+``~/.icewright``; local Spark).
 
-It generates a few days of order events, creates ``sales.orders`` (partitioned by
-day and bucketed by customer), appends each day as its own snapshot, and prints what
-the table holds. pyiceberg, opened on the same catalog database, reads the table back
-as an independent check. Running it again appends again: each run is one more load.
+1. An Airflow home under ``$ICEWRIGHT_HOME/airflow`` (SQLite metadata database, the DAGs
+   of ``example_dags/``), migrated on the first run.
+2. The downstream event trigger (``IcebergSnapshotEventTrigger``, as the triggerer runs
+   it) starts watching ``sales.orders``.
+3. ``airflow dags test icewright_nightly_orders <date>``: create the table, append two
+   batches of generated order events (200,000 rows over several days), replace one day
+   with corrected rows, compact, expire. Every commit is icewright's own.
+4. ``airflow dags test icewright_orders_views <date>``: publish two views over it.
+5. The trigger's events: one per batch of new data-changing snapshots.
+6. A summary of the table (snapshots, files, rows, task timings) and the ``icewright``
+   commands to look further.
 
-Until the Spark and Airflow parts land, the data files are written in-process
-(``icewright.arrow``); the commit is the same one every operator will make.
+Running it again for the same date is safe: every commit key is already on the table,
+nothing is committed twice, and the trigger (its watermark kept under
+``$ICEWRIGHT_HOME``) announces nothing new. ``--date YYYY-MM-DD`` loads another day.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import contextlib
 import datetime as dt
-import random
+import os
+import subprocess
+import sys
+import threading
 import time
-from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
-import pyarrow as pa
-
-from icewright.arrow import write_data_files
-from icewright.catalog import default_catalog, icewright_home
-from icewright.commit.append import fast_append
-from icewright.errors import TableAlreadyExists
-from icewright.spec.partitioning import build_partition_spec
-from icewright.spec.schema import Schema
-from icewright.spec.types import (
-    DecimalType,
-    IntegerType,
-    LongType,
-    NestedField,
-    StringType,
-    TimestamptzType,
-)
-
-SCHEMA = Schema(
-    NestedField(1, "order_id", LongType(), required=True),
-    NestedField(2, "customer_id", LongType(), required=True),
-    NestedField(3, "ts", TimestamptzType(), required=True),
-    NestedField(4, "region", StringType()),
-    NestedField(5, "status", StringType()),
-    NestedField(6, "quantity", IntegerType()),
-    NestedField(7, "amount", DecimalType(12, 2)),
-)
-REGIONS = ["eu-west", "eu-north", "us-east", "us-west", "ap-south"]
-STATUSES = ["placed", "paid", "shipped", "delivered", "returned"]
+REPO = Path(__file__).resolve().parents[1]
+DAGS = REPO / "example_dags"
+TABLE = "sales.orders"
+DEFAULT_DATE = "2026-11-20"
 
 
-def order_events(day: dt.date, rows: int, first_id: int, seed: int) -> pa.Table:
-    """A day of realistic-looking order events."""
-    rng = random.Random(seed)
-    start = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-    return pa.table(
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--date", default=DEFAULT_DATE, help="logical date (YYYY-MM-DD)")
+    args = parser.parse_args()
+    dt.date.fromisoformat(args.date)
+
+    from icewright.catalog import icewright_home
+
+    home = icewright_home()
+    airflow_home = home / "airflow"
+    logs = home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = airflow_env(home, airflow_home)
+    os.environ.update({k: v for k, v in env.items() if k.startswith("AIRFLOW")})
+    os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "WARNING"  # the trigger, in this process
+    started = time.monotonic()
+    print(f"icewright main job: embedded default in {home}, logical date {args.date}")
+
+    steps: list[tuple[str, float]] = []
+    if not (airflow_home / "airflow.db").exists():
+        steps.append(("airflow db migrate", run_airflow(["db", "migrate"], env, logs)))
+
+    watcher = Watcher()
+    watcher.start()
+    try:
+        for dag_id in ("icewright_nightly_orders", "icewright_orders_views"):
+            steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
+        events = watcher.settle(quiet_seconds=8.0)
+    finally:
+        watcher.stop()
+
+    summarize(home, airflow_home, args.date, steps, events, total=time.monotonic() - started)
+    return 0
+
+
+def airflow_env(home: Path, airflow_home: Path) -> dict[str, str]:
+    """The environment of the ``airflow`` commands: this home, these DAGs, local Spark."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN_")) and k != "AIRFLOW_CONFIG"
+    }
+    paths = [str(DAGS), str(REPO / "src"), *filter(None, [env.get("PYTHONPATH")])]
+    env.update(
         {
-            "order_id": pa.array(range(first_id, first_id + rows), pa.int64()),
-            "customer_id": pa.array([rng.randrange(1, 50_000) for _ in range(rows)], pa.int64()),
-            "ts": pa.array(
-                [start + dt.timedelta(seconds=rng.randrange(86_400)) for _ in range(rows)],
-                pa.timestamp("us", tz="UTC"),
-            ),
-            "region": [rng.choice(REGIONS) for _ in range(rows)],
-            "status": [rng.choice(STATUSES) for _ in range(rows)],
-            "quantity": pa.array([rng.randrange(1, 10) for _ in range(rows)], pa.int32()),
-            "amount": pa.array(
-                [Decimal(rng.randrange(100, 100_000)).scaleb(-2) for _ in range(rows)],
-                pa.decimal128(12, 2),
-            ),
+            "AIRFLOW_HOME": str(airflow_home),
+            "AIRFLOW_CONFIG": str(airflow_home / "airflow.cfg"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow_home / 'airflow.db'}",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(airflow_home / "logs"),
+            "ICEWRIGHT_HOME": str(home),
+            "PYTHONPATH": os.pathsep.join(paths),
+            "PYSPARK_PYTHON": sys.executable,
+            "TZ": "UTC",
         }
     )
+    return env
 
 
-def main() -> None:
-    started = time.perf_counter()
+def run_airflow(args: list[str], env: dict[str, str], logs: Path) -> float:
+    """Run ``airflow <args>``, its output to a log file; fail loudly with its tail."""
+    log = logs / f"{'-'.join(a for a in args if not a.startswith('-'))}.log"
+    print(f"  airflow {' '.join(args)}  (log: {log})", flush=True)
+    start = time.monotonic()
+    with log.open("w") as out:
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("airflow")), *args],
+            env=env,
+            cwd=env["AIRFLOW_HOME"] if Path(env["AIRFLOW_HOME"]).exists() else None,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    seconds = time.monotonic() - start
+    text = log.read_text(errors="replace")
+    failed = done.returncode != 0 or ("state=failed" in text and args[:2] == ["dags", "test"])
+    if failed:
+        tail = "\n".join(text.splitlines()[-40:])
+        raise SystemExit(f"airflow {' '.join(args)} failed after {seconds:.0f}s:\n{tail}")
+    print(f"    done in {seconds:.1f}s", flush=True)
+    return seconds
+
+
+class Watcher:
+    """The downstream event trigger, run in a thread as Airflow's triggerer runs it."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="event-trigger", daemon=True)
+        self._task: asyncio.Task[None] | None = None
+        self._last_event = time.monotonic()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._task = self._loop.create_task(self._watch())
+        with contextlib.suppress(asyncio.CancelledError):
+            self._loop.run_until_complete(self._task)
+
+    async def _watch(self) -> None:
+        from icewright.providers.triggers import IcebergSnapshotEventTrigger
+
+        trigger = IcebergSnapshotEventTrigger(TABLE, poll_interval=1.0)
+        async for event in trigger.run():
+            self.events.append(dict(event.payload))
+            self._last_event = time.monotonic()
+
+    def settle(self, quiet_seconds: float) -> list[dict[str, Any]]:
+        """The events so far, once none came for ``quiet_seconds``."""
+        while time.monotonic() - self._last_event < quiet_seconds:
+            time.sleep(0.5)
+        return list(self.events)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        self._thread.join(timeout=10)
+
+
+def summarize(
+    home: Path,
+    airflow_home: Path,
+    date: str,
+    steps: list[tuple[str, float]],
+    events: list[dict[str, Any]],
+    *,
+    total: float,
+) -> None:
+    """Print what the table holds, what the trigger announced, the timings, and how to
+    look further."""
+    from icewright.catalog import default_catalog
+    from icewright.scan import plan_files
+
     catalog = default_catalog()
-    print(f"catalog: embedded default at {icewright_home()}")
-    if not catalog.namespace_exists("sales"):
-        catalog.create_namespace("sales")
-    spec = build_partition_spec(SCHEMA, [("day", "ts"), ("bucket", "customer_id", 16)])
-    try:
-        table = catalog.create_table("sales.orders", SCHEMA, spec)
-        print("created sales.orders (partitioned by day(ts), bucket(16, customer_id))")
-    except TableAlreadyExists:
-        table = catalog.load_table("sales.orders")
-        print("sales.orders exists: appending another load")
-
-    run = len(table.metadata.snapshots)
-    first_day = dt.date(2026, 11, 1) + dt.timedelta(days=3 * (run // 3))
-    rows_per_day = 100_000
-    for offset in range(3):
-        day = first_day + dt.timedelta(days=offset)
-        t0 = time.perf_counter()
-        data = order_events(
-            day, rows_per_day, first_id=(run + offset) * rows_per_day, seed=run + offset
-        )
-        files = write_data_files(table.io, table.metadata, data)
-        t1 = time.perf_counter()
-        result = fast_append(table, files, commit_key=f"main-job/{day.isoformat()}/{run}")
-        t2 = time.perf_counter()
-        table = result.table
-        print(
-            f"appended {day}: {len(files)} files, {rows_per_day} rows, snapshot "
-            f"{result.snapshot_id} (write {t1 - t0:.2f}s, commit {t2 - t1:.3f}s)"
-        )
-
-    snapshot = table.metadata.current_snapshot()
-    assert snapshot is not None and snapshot.summary is not None
-    summary = snapshot.summary
+    table = catalog.load_table(TABLE)
+    metadata = table.metadata
+    current = metadata.current_snapshot()
+    files = plan_files(table)
+    rows = sum(f.data_file.record_count for f in files)
     print()
-    print(
-        f"sales.orders now: {len(table.metadata.snapshots)} snapshots, "
-        f"{summary['total-data-files']} data files, {summary['total-records']} rows"
-    )
-    print(f"metadata: {table.metadata_location}")
+    print(f"{TABLE} now ({table.metadata_location}):")
+    print(f"  rows {rows:,} in {len(files)} data files, {len(metadata.snapshots)} snapshots kept")
+    for snapshot in metadata.snapshots:
+        summary = dict(snapshot.summary or {})
+        added, deleted, total_records = (
+            int(summary.get(key, 0))
+            for key in ("added-records", "deleted-records", "total-records")
+        )
+        mark = "*" if current is not None and snapshot.snapshot_id == current.snapshot_id else " "
+        print(
+            f"  {mark} {snapshot.snapshot_id:>20}  {summary.get('operation', '?'):<9} "
+            f"+{added:>7,} -{deleted:>7,}  total {total_records:>8,}"
+        )
+    views = catalog.list_views("sales")
+    print(f"  views: {', '.join(str(v) for v in views) or 'none'}")
+    print()
+    print("Downstream event trigger:")
+    if not events:
+        print("  no new snapshots announced: this date was already loaded, nothing was committed")
+    for event in events:
+        snaps = event.get("snapshots") or []
+        described = ", ".join(f"{s['snapshot_id']} ({s['operation']})" for s in snaps)
+        print(f"  fired for {len(snaps)} new snapshot(s): {described}")
+    print()
+    print("Timings:")
+    for name, seconds in steps:
+        print(f"  {name:<28} {seconds:7.1f}s")
+    for task, seconds in task_durations(airflow_home, date):
+        print(f"    {task:<26} {seconds:7.1f}s")
+    print(f"  {'total':<28} {total:7.1f}s")
+    print()
+    print("Look further (from the repository root):")
+    for command in (
+        f"snapshots {TABLE}",
+        f"files {TABLE}",
+        f"read {TABLE} --where \"region = 'emea'\" --limit 5",
+        "describe sales.daily_revenue",
+        f"wait {TABLE} --after current --timeout 60",
+    ):
+        print(f"  ICEWRIGHT_HOME={home} .venv/bin/icewright {command}")
 
-    from pyiceberg.catalog.sql import SqlCatalog
 
-    peer = SqlCatalog(
-        catalog.name,
-        uri=f"sqlite:///{icewright_home() / 'catalog.db'}",
-        warehouse=str(icewright_home() / "warehouse"),
+def task_durations(airflow_home: Path, date: str) -> list[tuple[str, float]]:
+    """Seconds per task of the nightly run for ``date``, from Airflow's metadata database."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{airflow_home / 'airflow.db'}")
+    query = sqlalchemy.text(
+        "SELECT ti.task_id, ti.duration FROM task_instance ti JOIN dag_run r "
+        "ON r.dag_id = ti.dag_id AND r.run_id = ti.run_id "
+        "WHERE ti.dag_id = 'icewright_nightly_orders' AND r.logical_date LIKE :day "
+        "AND r.id = (SELECT MAX(id) FROM dag_run WHERE dag_id = 'icewright_nightly_orders' "
+        "AND logical_date LIKE :day) ORDER BY ti.start_date"
     )
-    counted = peer.load_table("sales.orders").scan().to_arrow().num_rows
-    print(f"pyiceberg reads {counted} rows through the same catalog")
-    if counted != int(summary["total-records"]):
-        raise SystemExit("pyiceberg disagrees with the snapshot summary")
-    print(f"done in {time.perf_counter() - started:.1f}s")
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(query, {"day": f"{date}%"}).all()
+    except sqlalchemy.exc.SQLAlchemyError:
+        return []
+    finally:
+        engine.dispose()
+    return [(str(task), float(duration or 0.0)) for task, duration in rows]
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

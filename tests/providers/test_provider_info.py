@@ -41,7 +41,7 @@ def test_names_the_agreed_modules_and_classes() -> None:
         "hooks": ["icewright.providers.hooks"],
         "operators": ["icewright.operators"],
         "sensors": ["icewright.sensors"],
-        "triggers": ["icewright.providers.triggers"],
+        "triggers": ["icewright.providers.triggers", "icewright.providers.job_triggers"],
     }
     (conn,) = info["connection-types"]
     assert conn["connection-type"] == "icewright"

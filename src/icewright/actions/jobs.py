@@ -12,13 +12,26 @@ its document replaces the old one.
 The actions derive the key from their ``commit_key`` (:func:`job_key`) and remove the
 document once the commit landed or definitely failed (:func:`forget_job`); after
 ``CommitStateUnknown`` it stays, with the files, so the retry can finish the commit.
+
+Detached jobs (``SparkSubmitSettings(detach=True)``): a job that outlives its caller is
+recorded in a *pending document* beside its result (``<digest>.pending.json``: the
+process id, host and start time, the log and spec locations) and the caller gets
+:class:`JobSubmitted`. A later call with the same key reuses the result once it is there
+(the pending document, the spec and the log are then removed), or, while the job still
+runs, gets :class:`JobSubmitted` again instead of a second submission. A detached job's
+error document is raised once, as the job's own error class, and then deleted with the
+pending document, so the next call submits the job again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
+import socket
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,18 +48,131 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JOBS_DIR",
+    "PENDING_FORMAT",
     "JobStore",
+    "JobSubmitted",
     "default_staging",
     "fingerprint",
     "forget_job",
     "job_key",
+    "process_alive",
+    "process_start_ticks",
     "run_keyed",
 ]
 
 JOBS_DIR = ".icewright/jobs"
 """Where job specs and results go under a table's location."""
 
+PENDING_FORMAT = "icewright-job-pending"
+"""The ``format`` of a pending document (a detached job that has not ended)."""
+
 logger = logging.getLogger(__name__)
+
+
+class JobSubmitted(IcewrightError):
+    """A keyed job was started detached (or is still running): its result is not there yet.
+
+    Not a failure: the caller waits until :attr:`result_location` holds a document (e.g.
+    an Airflow trigger polling it through a FileIO built from :attr:`io`), then calls the
+    action again with the same key, which reuses the result. ``pending`` is the pending
+    document (process id, host, log location, ...); :meth:`to_json` is everything as
+    JSON-able data.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        job_key: str,
+        result_location: str,
+        pending_location: str,
+        io: Mapping[str, Any],
+        pending: Mapping[str, Any],
+    ) -> None:
+        super().__init__(message)
+        self.job_key = job_key
+        self.result_location = result_location
+        self.pending_location = pending_location
+        self.io = dict(io)
+        self.pending = dict(pending)
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the detached ``spark-submit`` (on :attr:`host`)."""
+        pid = self.pending.get("pid")
+        return pid if isinstance(pid, int) else None
+
+    @property
+    def host(self) -> str | None:
+        """The host the detached process runs on."""
+        host = self.pending.get("host")
+        return host if isinstance(host, str) else None
+
+    @property
+    def log_location(self) -> str | None:
+        """The local file with the detached process's output."""
+        log = self.pending.get("log")
+        return log if isinstance(log, str) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The signal as JSON-able data (``io``: FileIO class and properties)."""
+        return {
+            "job-key": self.job_key,
+            "result-location": self.result_location,
+            "pending-location": self.pending_location,
+            "io": dict(self.io),
+            "pending": dict(self.pending),
+        }
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, Linux ``/proc``), or None
+    where that cannot be read; it tells a reused process id from the original."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = text[text.rfind(")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22 of proc(5), counted from field 3
+    except (IndexError, ValueError):
+        return None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read().decode("ascii", "replace")
+    except OSError:
+        return False
+    return text[text.rfind(")") + 2 : text.rfind(")") + 3] == "Z"
+
+
+def process_alive(pending: Mapping[str, Any]) -> bool | None:
+    """Whether the detached process of a pending document still runs: True, False, or
+    None when this process cannot tell (another host, or a job that is not watched by
+    its process, as in cluster deploy mode where ``spark-submit`` returns early)."""
+    pid = pending.get("pid")
+    if not pending.get("watch-process", True) or not isinstance(pid, int) or pid <= 0:
+        return None
+    if pending.get("host") != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else: a reused id, checked below
+        pass
+    if _zombie(pid):
+        return False
+    started = pending.get("process-start")
+    if isinstance(started, int):
+        now = process_start_ticks(pid)
+        if now is not None and now != started:
+            return False  # the id was reused by another process
+    return True
 
 
 def default_staging(location: str) -> str:
@@ -128,15 +254,55 @@ class JobStore:
         digest = hashlib.sha256(self.full_key(key).encode()).hexdigest()[:32]
         return f"{self.staging}/{digest}.json"
 
+    def pending_path(self, key: str) -> str:
+        """Where the pending document of a detached job of ``key`` is kept."""
+        return self.path(key)[: -len(".json")] + ".pending.json"
+
+    def spec_path(self, key: str) -> str:
+        """Where the job spec of a detached job of ``key`` is written."""
+        return self.path(key)[: -len(".json")] + ".job.json"
+
     def read(self, key: str) -> dict[str, Any] | None:
         """The stored document of ``key``, or None (missing or unreadable)."""
-        path = self.path(key)
+        return self._read_json(self.path(key), "job result")
+
+    def read_pending(self, key: str) -> dict[str, Any] | None:
+        """The pending document of ``key`` (a detached job not yet collected), or None."""
+        doc = self._read_json(self.pending_path(key), "pending job document")
+        if doc is None or doc.get("format") != PENDING_FORMAT:
+            return None
+        return doc
+
+    def write_pending(self, key: str, doc: Mapping[str, Any]) -> None:
+        """Record a detached job of ``key`` (``doc`` gets the format, key and time)."""
+        body = {
+            "format": PENDING_FORMAT,
+            "version": 1,
+            "job-key": self.full_key(key),
+            "submitted-at-ms": int(time.time() * 1000),
+            **doc,
+        }
+        self.io.write(self.pending_path(key), json.dumps(body).encode())
+
+    def clear_pending(self, key: str, *, keep_log: bool = False) -> None:
+        """Remove the pending document of ``key`` with the job's spec (and its log unless
+        ``keep_log``); best effort, missing is fine."""
+        pending = self.read_pending(key)
+        with contextlib.suppress(Exception):
+            self.io.delete(self.spec_path(key))
+        if pending is not None and not keep_log and isinstance(pending.get("log"), str):
+            with contextlib.suppress(OSError):
+                os.remove(pending["log"])
+        with contextlib.suppress(Exception):
+            self.io.delete(self.pending_path(key))
+
+    def _read_json(self, path: str, what: str) -> dict[str, Any] | None:
         try:
             if not self.io.exists(path):
                 return None
             doc = json.loads(self.io.read(path))
         except Exception as e:  # a torn or foreign file is as good as none
-            self._log(f"ignoring the unreadable job result {path}: {e}")
+            self._log(f"ignoring the unreadable {what} {path}: {e}")
             return None
         return doc if isinstance(doc, dict) else None
 
@@ -148,7 +314,11 @@ class JobStore:
         if doc is None:
             return None
         path = self.path(key)
-        if doc.get("status") != "ok" or doc.get("job-key") != self.full_key(key):
+        if doc.get("job-key") != self.full_key(key):
+            return None
+        if doc.get("status") == "error":
+            self._raise_detached_error(key, doc)
+        if doc.get("status") != "ok":
             return None
         if fingerprint is not None and doc.get("fingerprint") != fingerprint:
             self._log(
@@ -172,7 +342,27 @@ class JobStore:
             f"reusing the finished job result {path} of key {key!r} ({len(result.data_files)} "
             f"data files, {result.record_count} records): Spark does not run again"
         )
+        if self.io.exists(self.pending_path(key)):
+            self.clear_pending(key)  # the detached job is collected
         return result
+
+    def _raise_detached_error(self, key: str, doc: Mapping[str, Any]) -> None:
+        """Raise a detached job's error (once: the documents are removed first)."""
+        from icewright.spark.job_spec import error_from_document
+
+        pending = self.read_pending(key)
+        if pending is None:
+            # An attached job's leftover (its caller died before collecting it): the job
+            # simply runs again, as before detached jobs existed.
+            return
+        self.forget(key)
+        self.clear_pending(key, keep_log=True)
+        error = error_from_document(doc)
+        log = pending.get("log")
+        if isinstance(log, str) and os.path.exists(log):
+            with contextlib.suppress(Exception):
+                error = type(error)(f"{error} (spark-submit log: {log})")
+        raise error
 
     def save(
         self,

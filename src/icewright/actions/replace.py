@@ -13,7 +13,7 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
-from icewright.actions.jobs import forget_job, job_key
+from icewright.actions.jobs import JobSubmitted, forget_job, job_key
 from icewright.actions.results import ActionResult
 from icewright.errors import ValidationError
 
@@ -97,6 +97,8 @@ def replace(
                     keep=not_(condition),
                     **keyed(keys[1]),
                 )
+            except JobSubmitted:
+                raise  # a detached job runs on: the first job's result is reused on resume
             except BaseException:
                 delete_paths(current.io, [f.file_path for f in files])
                 raise

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
 from icewright.actions.append import commit_written, delete_paths, find_key, keyed
-from icewright.actions.jobs import forget_job, job_key
+from icewright.actions.jobs import JobSubmitted, forget_job, job_key
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 
@@ -135,6 +135,8 @@ def rewrite(
                         **keyed(group_key),
                     )
                     added.extend(written.data_files)
+        except JobSubmitted:
+            raise  # a detached job runs on: the groups written so far are reused on resume
         except Exception:
             delete_paths(current.io, [f.file_path for f in added])
             forget()

@@ -14,6 +14,16 @@ kills the application. Keyed jobs (``job_key``) store their result document at
 
 The commit stays in this process: the cluster needs no catalog credentials, only access
 to the table's files (and the staging location).
+
+Detached mode (``SparkSubmitSettings(detach=True)``, for Airflow's deferrable operators):
+a keyed job without a stored result is started as a process that outlives the caller (its
+own session and process group, output to ``<digest>.log`` beside the result document when
+the staging location is local, else in the temporary directory), recorded in a pending
+document (:mod:`icewright.actions.jobs`), and the call raises
+:class:`~icewright.actions.jobs.JobSubmitted`. Calls with the same key then reuse the
+result, or raise ``JobSubmitted`` again while the job runs. Jobs without a key and the
+table-less jobs (a source's schema, a view's analysis) still run attached: nothing could
+find their result later.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from icewright.errors import IcewrightError, ValidationError
 
 if TYPE_CHECKING:
-    from icewright.actions.jobs import JobStore
+    from icewright.actions.jobs import JobStore, JobSubmitted
     from icewright.actions.runner import TableResolver
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
@@ -51,7 +62,7 @@ if TYPE_CHECKING:
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["SPARK_BINARIES", "SparkSubmitRunner", "SparkSubmitSettings"]
+__all__ = ["SPARK_BINARIES", "SparkSubmitRunner", "SparkSubmitSettings", "stop_detached"]
 
 SPARK_BINARIES = ("spark-submit", "spark2-submit", "spark3-submit")
 """The only ``spark-binary`` values a connection's extras may name (as Airflow allows:
@@ -88,6 +99,8 @@ class SparkSubmitSettings:
     (``spark.pyspark.python``); default: this interpreter in client mode, the cluster's
     default in cluster mode. ``icewright_installed``: the cluster's Python has icewright,
     so it is not shipped as a zip. ``conf`` entries override icewright's defaults.
+    ``detach``: keyed table jobs are started detached and the call raises
+    :class:`~icewright.actions.jobs.JobSubmitted` (see the module docstring).
     """
 
     master: str = "local[*]"
@@ -106,6 +119,7 @@ class SparkSubmitSettings:
     name: str = "icewright"
     icewright_installed: bool = False
     kill_timeout: float = 20.0
+    detach: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -295,6 +309,8 @@ class SparkSubmitRunner:
         self.driver_id: str | None = None
         self.application_id: str | None = None
         self.last_command: tuple[str, ...] = ()
+        self.last_detached: dict[str, Any] | None = None
+        """The pending document of the last job this runner started detached."""
 
     # --- Runner -----------------------------------------------------------------------
 
@@ -400,13 +416,17 @@ class SparkSubmitRunner:
         The ``spark-submit`` process group gets SIGTERM (SIGKILL after
         ``settings.kill_timeout`` seconds); in cluster deploy mode on a standalone master
         the driver is also killed with ``spark-submit --kill <driver id>``. The call that
-        ran the job raises :class:`~icewright.errors.IcewrightError`.
+        ran the job raises :class:`~icewright.errors.IcewrightError`. A job this runner
+        started detached is stopped too (SIGTERM to its process group, when it runs here).
         """
         with self._lock:
             self._cancelled = True
             process = self._process
             driver = self.driver_id
+            detached = self.last_detached
         if process is None:
+            if detached is not None:  # killed before the task could defer: stop it too
+                stop_detached(detached, self.settings.kill_timeout)
             return
         s = self.settings
         if s.deploy_mode == "cluster" and s.is_standalone and driver:
@@ -446,6 +466,17 @@ class SparkSubmitRunner:
             found = store.load(key, mark)
             if found is not None:
                 return found
+        if key is not None and self.settings.detach:
+            spec = {
+                **spec,
+                "metadata": metadata.to_dict(),
+                "io": js.io_to_json(io),
+                "job-key": store.full_key(key),
+                "fingerprint": mark,
+            }
+            return self._detached(store, key, spec, mark)
+        if self.settings.detach:
+            self._log("a job without a key cannot be collected later: it runs attached")
         staging = store.staging
         result = store.path(key) if key is not None else f"{staging}/{uuid.uuid4().hex}.result.json"
         spec = {
@@ -457,6 +488,100 @@ class SparkSubmitRunner:
         }
         doc = self._run(spec, io, staging, result, keep_result=key is not None)
         return js.write_result_from_json(doc["result"])
+
+    def _detached(self, store: JobStore, key: str, spec: dict[str, Any], mark: str) -> WriteResult:
+        """Raise ``JobSubmitted`` for the job of ``key``: the one running now, or a new
+        detached submission (see the module docstring); the result of a job that ended
+        just now is returned."""
+        pending = store.read_pending(key)
+        if pending is not None:
+            from icewright.actions.jobs import process_alive
+
+            if process_alive(pending) is not False:
+                self._log(
+                    f"the detached Spark job of key {key!r} (pid {pending.get('pid')} on "
+                    f"{pending.get('host')}) has not finished: not submitting it again"
+                )
+                raise self._signal(store, key, pending, "is still running")
+            # It ended: collect a result it may have written since the first look.
+            found = store.load(key, mark)
+            if found is not None:
+                return found
+            self._log(
+                f"the detached Spark job of key {key!r} (pid {pending.get('pid')}) ended "
+                "without a result document: submitting it again"
+            )
+            store.clear_pending(key, keep_log=True)
+        raise self._submit_detached(store, key, spec)
+
+    def _submit_detached(self, store: JobStore, key: str, spec: dict[str, Any]) -> JobSubmitted:
+        from icewright.actions.jobs import process_start_ticks
+        from icewright.spark.job import JOB_FORMAT
+
+        io = store.io
+        result = store.path(key)
+        spec_path = store.spec_path(key)
+        io.delete(result)  # an earlier attempt's document must not pass for this one's
+        io.write(
+            spec_path,
+            json.dumps({"format": JOB_FORMAT, "version": 1, **spec, "result": result}).encode(),
+        )
+        log_path = _local_log_path(result)
+        zip_path, launcher = _shipment()
+        command = self._command(spec_path, zip_path, launcher)
+        with self._lock:
+            if self._cancelled:
+                raise IcewrightError("the Spark job was cancelled before it started")
+            self.last_command = tuple(command)
+            self.driver_id = self.application_id = None
+            with open(log_path, "ab") as out:
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=self._env(io),
+                    start_new_session=True,  # outlives the caller; killable as a group
+                    close_fds=True,
+                )
+        # Reap it if this process lives longer than the job (no zombie left behind).
+        threading.Thread(target=process.wait, name="icewright-reap", daemon=True).start()
+        pending = {
+            "pid": process.pid,
+            "host": socket.gethostname(),
+            "process-start": process_start_ticks(process.pid),
+            "watch-process": self.settings.deploy_mode == "client",
+            "master": self.settings.master,
+            "deploy-mode": self.settings.deploy_mode,
+            "log": log_path,
+            "result": result,
+            "spec": spec_path,
+            "fingerprint": spec.get("fingerprint"),
+        }
+        store.write_pending(key, pending)
+        with self._lock:
+            self.last_detached = pending
+        self._log(
+            f"spark-submit started detached (pid {process.pid}, log {log_path}); its result "
+            f"will be {result}"
+        )
+        return self._signal(store, key, store.read_pending(key) or pending, "was submitted")
+
+    def _signal(
+        self, store: JobStore, key: str, pending: Mapping[str, Any], state: str
+    ) -> JobSubmitted:
+        from icewright.actions.jobs import JobSubmitted
+        from icewright.spark.job_spec import io_to_json
+
+        return JobSubmitted(
+            f"the detached Spark job of key {key!r} {state}; its result will be at "
+            f"{store.path(key)}",
+            job_key=store.full_key(key),
+            result_location=store.path(key),
+            pending_location=store.pending_path(key),
+            io=io_to_json(store.io),
+            pending=pending,
+        )
 
     def _tableless_job(self, spec: dict[str, Any]) -> dict[str, Any]:
         from icewright.io.base import load_file_io
@@ -621,6 +746,41 @@ class SparkSubmitRunner:
             env[IO_PROPERTIES_ENV] = json.dumps(dict(io.properties))
         env.update(self.settings.env)
         return env
+
+
+def _local_log_path(result: str) -> str:
+    """The log file of a detached job: beside its result when that is a local path, else
+    in the temporary directory (a process writes its output to a local file)."""
+    local = result[len("file://") :] if result.startswith("file://") else result
+    if "://" not in local and os.path.isdir(os.path.dirname(local) or "."):
+        return local[: -len(".json")] + ".log"
+    folder = Path(tempfile.gettempdir()) / "icewright-jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / (Path(local).name[: -len(".json")] + ".log"))
+
+
+def stop_detached(pending: Mapping[str, Any], timeout: float = 20.0) -> bool:
+    """Stop the detached job of a pending document (SIGTERM to its process group, SIGKILL
+    after ``timeout`` seconds) when it runs on this host; whether it was running here.
+
+    The job's own SIGTERM handler deletes the files it wrote and leaves an error document.
+    """
+    import time
+
+    from icewright.actions.jobs import process_alive
+
+    if process_alive(pending) is not True:
+        return False
+    pid = int(pending["pid"])
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and process_alive(pending):
+            time.sleep(0.2)
+        if not process_alive(pending):
+            break
+    return True
 
 
 def _default_staging(metadata: TableMetadata) -> str:

@@ -18,6 +18,19 @@ replaces it, e.g. ``"orders/{{ ds }}"`` to make re-runs of a date no-ops too.
 Bad input (an unknown connection or table, a malformed predicate or schema) fails the
 task without retries (``AirflowFailException``) with a one-line reason; commit races and
 unknown commit outcomes are raised as they are, so Airflow's retries apply.
+
+Deferrable (``deferrable=True``, for the operators that run Spark jobs through
+``spark-submit``): the job is started detached
+(:class:`~icewright.actions.jobs.JobSubmitted`) and the task defers to
+:class:`~icewright.providers.job_triggers.IcebergSparkJobTrigger`, freeing its worker
+slot. When the job has ended, :meth:`IcebergBaseOperator.execute_complete` runs the same
+action again with the same commit key: the stored job result is reused (Spark does not
+run again) and committed, and the XCom value and asset events are those of the
+non-deferred path. An action that runs several jobs defers once per job. With local
+(in-process) Spark there is nothing to detach and the task runs as usual. Airflow does
+not call ``on_kill`` for a deferred task: killing (or clearing) it leaves the detached
+job running until it ends; its files are then reused by a retry with the same commit
+key, or are orphans that ``remove_orphan_files`` deletes.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ from icewright.errors import (
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from icewright.actions.jobs import JobSubmitted
     from icewright.actions.runner import Runner
     from icewright.catalog import Catalog
     from icewright.providers.hooks import IcebergHook
@@ -65,6 +79,9 @@ EVENT_EXTRA_KEYS = ("snapshot_id", "sequence_number", "operation", "added_record
 
 _BAD_INPUT = (ValidationError, NotFound, AlreadyExists, MissingDependency)
 """Errors that another try cannot fix: the task fails at once."""
+
+MAX_DEFERRALS = 16
+"""Deferrals one try may make (an action defers once per Spark job it runs)."""
 
 
 def commit_key_for(dag_id: str, task_id: str, run_id: str, map_index: int = -1) -> str:
@@ -143,6 +160,12 @@ class IcebergBaseOperator(BaseOperator):
         ``deploy_mode``, ...), on top of the connection's.
     :param commit_key: the idempotency key of the commit (templated); default
         :func:`commit_key_for` the task instance.
+    :param deferrable: with ``spark-submit`` (a ``spark_conn_id`` or ``spark_settings``),
+        start the Spark job detached and defer while it runs (see the module docstring).
+    :param poll_interval: seconds between the trigger's looks at the job's result.
+    :param deferral_timeout: seconds a deferred job may run before the task fails (the
+        job is stopped when the triggerer runs on the host that started it); None: no
+        limit.
     """
 
     template_fields: Sequence[str] = ("commit_key",)
@@ -157,6 +180,9 @@ class IcebergBaseOperator(BaseOperator):
         spark_conn_id: str | None = None,
         spark_settings: Mapping[str, Any] | None = None,
         commit_key: str | None = None,
+        deferrable: bool = False,
+        poll_interval: float = 15.0,
+        deferral_timeout: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -164,7 +190,17 @@ class IcebergBaseOperator(BaseOperator):
         self.spark_conn_id = spark_conn_id
         self.spark_settings = dict(spark_settings or {})
         self.commit_key = commit_key
+        self.deferrable = bool(deferrable)
+        self.poll_interval = float(poll_interval)
+        self.deferral_timeout = None if deferral_timeout is None else float(deferral_timeout)
+        if self.poll_interval <= 0:
+            raise ValueError(f"poll_interval must be positive, got {poll_interval!r}")
         self._runner: Runner | None = None
+        self.resumed: dict[str, Any] | None = None
+        """The ``extra`` of the trigger event this try resumed from (None before)."""
+        self.defer_extra: dict[str, Any] = {}
+        """Values the action's next call needs after a deferral (handed back in
+        :attr:`resumed`)."""
 
     # --- the parts -----------------------------------------------------------------
 
@@ -190,12 +226,24 @@ class IcebergBaseOperator(BaseOperator):
             ti.dag_id, ti.task_id, context["run_id"], -1 if map_index is None else map_index
         )
 
-    def make_runner(self, job_key: str | None) -> Runner:
-        """The runner of this try (kept for :meth:`on_kill`)."""
+    @property
+    def uses_spark_submit(self) -> bool:
+        """Whether the Spark jobs run through ``spark-submit`` (a connection or settings)."""
+        return self.spark_conn_id is not None or bool(self.spark_settings)
+
+    def make_runner(self, job_key: str | None, *, detach: bool | None = None) -> Runner:
+        """The runner of this try (kept for :meth:`on_kill`); a ``spark-submit`` runner
+        starts keyed jobs detached when ``detach`` (default: :attr:`deferrable`)."""
         from icewright.providers.spark import runner_for
 
+        overrides = dict(self.spark_settings)
+        detach = self.deferrable if detach is None else detach
+        if self.uses_spark_submit:
+            overrides["detach"] = bool(detach)
+        elif detach:
+            self.log.info("deferrable: Spark runs in-process (no spark-submit), so no deferral")
         self._runner = runner_for(
-            self.spark_conn_id, job_key=job_key, log=self.log.info, **self.spark_settings
+            self.spark_conn_id, job_key=job_key, log=self.log.info, **overrides
         )
         return self._runner
 
@@ -210,8 +258,57 @@ class IcebergBaseOperator(BaseOperator):
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
         if key is not None:
             self.log.info("commit key %s", key)
+        return self._act(context, key)
+
+    def execute_complete(
+        self, context: Context, event: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Resume after :class:`~icewright.providers.job_triggers.IcebergSparkJobTrigger`
+        fired: run the action again with the same commit key (it reuses the job's stored
+        result, or raises the job's error); a lost or timed-out job fails this try."""
+        event = dict(event or {})
+        status = event.get("status")
+        message = str(event.get("message") or f"the Spark job ended ({status})")
+        self.resumed = dict(event.get("extra") or {})
+        if status in ("lost", "timeout"):
+            self.log.error("%s", message)
+            self.on_job_abandoned(context)
+            raise IcewrightError(message)
+        self.log.info("%s", message.splitlines()[0] if message else status)
+        key = self.resolve_commit_key(context) if self.commits_snapshot else None
+        return self._act(context, key)
+
+    def on_job_abandoned(self, context: Context) -> None:
+        """Called when a deferred job is lost or timed out, before the try fails."""
+
+    def _defer_for(self, submitted: JobSubmitted) -> None:
+        from icewright.providers.job_triggers import IcebergSparkJobTrigger
+
+        count = int((self.resumed or {}).get("deferrals", 0)) + 1
+        if count > MAX_DEFERRALS:
+            raise IcewrightError(
+                f"the action submitted a Spark job {count} times in one try; giving up "
+                f"(last: {submitted})"
+            )
+        self.log.info("%s; deferring (pid %s on %s)", submitted, submitted.pid, submitted.host)
+        trigger = IcebergSparkJobTrigger.from_submitted(
+            submitted,
+            poll_interval=self.poll_interval,
+            timeout=self.deferral_timeout,
+            extra={**self.defer_extra, "deferrals": count},
+        )
+        self.defer(trigger=trigger, method_name="execute_complete")
+
+    def _act(self, context: Context, key: str | None) -> dict[str, Any]:
+        from icewright.actions.jobs import JobSubmitted
+
         try:
             result = self.run_action(context, key)
+        except JobSubmitted as submitted:
+            if not self.deferrable:
+                raise
+            self._defer_for(submitted)
+            raise  # not reached: defer() raises TaskDeferred
         except _BAD_INPUT as e:
             # Another try cannot fix bad input: fail now, with the reason on one line.
             raise AirflowFailException(one_line(e)) from None
@@ -275,7 +372,11 @@ class IcebergBaseOperator(BaseOperator):
         }
 
     def on_kill(self) -> None:
-        """Stop the Spark application of this try, if it runs through ``spark-submit``."""
+        """Stop the Spark application of this try, if it runs through ``spark-submit``.
+
+        Not called for a deferred task (Airflow runs no task code then): its detached job
+        runs on until it ends (see the module docstring).
+        """
         runner = self._runner
         cancel = getattr(runner, "cancel", None)
         if callable(cancel):

@@ -66,6 +66,11 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     :param sort: range-sort each group by the table's sort order.
     :param partial_progress_max_commits: commit the groups in up to N commits.
     :param branch: the branch (templated).
+
+    Deferrable (``deferrable=True`` with ``spark-submit``) when the compaction has one
+    file group: its job runs detached while the task defers. With more groups the task
+    runs attached: the rewrite action deletes the files of the groups it already has
+    when a later group's job is still running, so deferring per group would never end.
     """
 
     template_fields: Sequence[str] = ("table", "where", "branch", "commit_key")
@@ -95,6 +100,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         """:func:`icewright.actions.rewrite`."""
         from icewright.actions import rewrite
 
+        detach = self.deferrable and self.uses_spark_submit and self._single_group()
         return rewrite(
             self.table,
             catalog=self.catalog,
@@ -105,8 +111,39 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             partial_progress_max_commits=self.partial_progress_max_commits,
             branch=self.branch,
             commit_key=commit_key,
-            runner=self.make_runner(commit_key),
+            runner=self.make_runner(commit_key, detach=detach),
         )
+
+    def _single_group(self) -> bool:
+        """Whether the compaction plans at most one file group (then it can defer)."""
+        from icewright.actions._common import load
+        from icewright.actions.rewrite import (
+            DEFAULT_TARGET_FILE_SIZE,
+            TARGET_FILE_SIZE,
+            plan_groups,
+        )
+
+        current = load(self.table, self.catalog)
+        target = self.target_file_size
+        if target is None:
+            try:
+                target = int(current.metadata.properties.get(TARGET_FILE_SIZE, 0)) or None
+            except ValueError:
+                target = None  # the action reports the bad property
+        groups = plan_groups(
+            current,
+            where=self.where or None,
+            target_file_size=target or DEFAULT_TARGET_FILE_SIZE,
+            min_input_files=self.min_input_files,
+            branch=self.branch,
+        )
+        if len(groups) > 1:
+            self.log.info(
+                "deferrable: the compaction has %d file groups; it runs attached (one group "
+                "per deferral cannot work with the rewrite action's cleanup)",
+                len(groups),
+            )
+        return len(groups) <= 1
 
 
 class IcebergExpireSnapshotsOperator(IcebergBaseOperator):

@@ -101,6 +101,12 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
     :param if_not_exists: leave an existing table as it is (the result describes it).
     :param or_replace: replace an existing table (keeping its history).
     :param create_namespace: create the table's namespace first when it is missing.
+
+    Deferrable from a source (``deferrable=True`` with ``spark-submit``): the table is
+    created first (its schema from ``schema``, else from the source, which runs a short
+    attached job), then the append's job runs detached and the task defers; on resume
+    the append is committed. A job that fails, is lost or times out drops a table this
+    task created (as :func:`~icewright.actions.create` does when its write fails).
     """
 
     template_fields: Sequence[str] = (
@@ -143,13 +149,10 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
         self.if_not_exists = if_not_exists
         self.or_replace = or_replace
 
-    def run_action(self, context: Context, commit_key: str | None) -> Any:
-        """:func:`icewright.actions.create`."""
-        from icewright.actions import create
+    def _ensure_namespace(self) -> None:
         from icewright.catalog import Identifier
         from icewright.errors import NamespaceAlreadyExists
 
-        schema = None if self.schema is None else as_schema(self.schema)
         namespace = Identifier.parse(self.table).namespace
         catalog = self.catalog
         if self.create_namespace and not catalog.namespace_exists(namespace):
@@ -158,6 +161,16 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
                 self.log.info("created namespace %s", ".".join(namespace))
             except NamespaceAlreadyExists:  # created concurrently: what we wanted
                 pass
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.create` (deferrable from a source: creation, then
+        :func:`icewright.actions.append`; see the class docstring)."""
+        from icewright.actions import create
+
+        if self.deferrable and self.source and self.uses_spark_submit:
+            return self._create_then_append(commit_key)
+        schema = None if self.schema is None else as_schema(self.schema)
+        self._ensure_namespace()
         return create(
             self.table,
             catalog=self.catalog,
@@ -173,6 +186,69 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
             commit_key=commit_key,
             runner=self.make_runner(commit_key) if self.source else None,
         )
+
+    def _create_then_append(self, commit_key: str | None) -> Any:
+        """The deferrable form of a creation from a source: the same two commits as
+        :func:`icewright.actions.create`, with the append's job detached."""
+        import dataclasses
+
+        from icewright.actions import append, create
+
+        runner = self.make_runner(commit_key)
+        timings: dict[str, float] = {}
+        if self.resumed is None:  # the first call of this try: create the table
+            schema = as_schema(self.schema) if self.schema is not None else None
+            if schema is None:
+                schema = runner.source_schema(self.source)
+            self._ensure_namespace()
+            existed = self.catalog.table_exists(self.table)
+            made = create(
+                self.table,
+                catalog=self.catalog,
+                schema=schema,
+                partition_by=_partition_spec(self.partition_by),
+                sort_by=_sort_order(self.sort_by),
+                properties=_properties(self.properties),
+                location=self.location or None,
+                format_version=self.format_version,
+                if_not_exists=self.if_not_exists,
+                or_replace=self.or_replace,
+            )
+            if not made.committed:  # if_not_exists on an existing table: no data written
+                return made
+            created = not existed
+            timings = dict(made.timings)
+        else:
+            created = bool(self.resumed.get("created"))
+        self.defer_extra = {"created": created}
+        from icewright.actions.jobs import JobSubmitted
+
+        try:
+            appended = append(
+                self.table, self.source, catalog=self.catalog, commit_key=commit_key, runner=runner
+            )
+        except JobSubmitted:
+            raise
+        except Exception:
+            if created:
+                self._drop_created()
+            raise
+        merged = {**timings, **{f"append.{k}": v for k, v in appended.timings.items()}}
+        return dataclasses.replace(appended, timings=merged)
+
+    def _drop_created(self) -> None:
+        from icewright.commit import drop_table
+
+        self.log.info("dropping %s, which this task created, after its write failed", self.table)
+        try:
+            drop_table(self.catalog, self.table, purge=True)
+        except Exception as e:  # the failure that brought us here matters more
+            self.log.warning("could not drop %s: %s", self.table, e)
+
+    def on_job_abandoned(self, context: Context) -> None:
+        """Drop the table this task created when its deferred write was lost."""
+        if self.resumed and self.resumed.get("created"):
+            self._drop_created()
 
 
 class IcebergAppendOperator(IcebergBaseOperator):
@@ -227,6 +303,11 @@ class IcebergReplaceOperator(IcebergBaseOperator):
     :param where: a predicate such as ``"ts >= '{{ ds }}T00:00:00Z'"`` (templated).
     :param dynamic_partitions: replace the partitions the source's rows fall into.
     :param branch: the branch (templated).
+
+    Deferrable (``deferrable=True`` with ``spark-submit``): the write job runs detached
+    while the task defers; with ``where``, files that match only in part are rewritten by
+    a second job (a second deferral). The replace action deletes the first job's files
+    when the second one is submitted, so the first job runs once more before the commit.
     """
 
     template_fields: Sequence[str] = ("table", "source", "where", "branch", "commit_key")

@@ -109,7 +109,13 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "sensors": [{"integration-name": _INTEGRATION, "python-modules": ["icewright.sensors"]}],
         "triggers": [
-            {"integration-name": _INTEGRATION, "python-modules": ["icewright.providers.triggers"]}
+            {
+                "integration-name": _INTEGRATION,
+                "python-modules": [
+                    "icewright.providers.triggers",
+                    "icewright.providers.job_triggers",
+                ],
+            }
         ],
         "connection-types": [
             {

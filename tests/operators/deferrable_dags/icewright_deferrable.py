@@ -1,0 +1,55 @@
+"""Test DAG for the deferrable append (not an example): spark-submit in local[1], tiny data."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import DAG
+
+from icewright.operators import IcebergAppendOperator, IcebergCreateTableOperator
+from icewright.providers.assets import iceberg_asset
+
+TABLE = "ns.deferred"
+DEFERRED = iceberg_asset(TABLE, "lake")
+SPARK = {
+    "master": "local[1]",
+    "conf": {
+        "spark.driver.memory": "512m",
+        "spark.sql.shuffle.partitions": "1",
+        "spark.ui.enabled": "false",
+    },
+}
+
+with DAG(
+    dag_id="icewright_deferrable",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+) as deferrable:
+    create = IcebergCreateTableOperator(
+        task_id="create",
+        iceberg_conn_id="lake",
+        table=TABLE,
+        schema="id long, name string",
+        if_not_exists=True,
+    )
+    append = IcebergAppendOperator(
+        task_id="append",
+        iceberg_conn_id="lake",
+        table=TABLE,
+        source="sql:SELECT id, CAST(id * 10 AS STRING) AS name FROM range(7)",
+        deferrable=True,
+        poll_interval=2,
+        spark_settings=SPARK,
+        outlets=[DEFERRED],
+    )
+    create >> append
+    from_source = IcebergCreateTableOperator(
+        task_id="create_from_source",
+        iceberg_conn_id="lake",
+        table="ns.created",
+        source="sql:SELECT id, 'eu' AS region FROM range(4)",
+        deferrable=True,
+        poll_interval=2,
+        spark_settings=SPARK,
+    )
+    append >> from_source

@@ -1,0 +1,296 @@
+"""Deferrable operators: IcebergSparkJobTrigger (serialize, run against real documents and
+processes) and an IcebergAppendOperator(deferrable=True) run by ``airflow dags test``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from icewright.actions.jobs import JobStore, JobSubmitted, process_alive, process_start_ticks
+from icewright.catalog import load_catalog
+from icewright.errors import IcewrightError, ValidationError
+from icewright.io.base import load_file_io
+from icewright.operators import IcebergAppendOperator
+from icewright.providers.job_triggers import IcebergSparkJobTrigger
+from icewright.spark.job_spec import error_document, io_to_json, ok_document
+from tests.support.airflow import (
+    AirflowHome,
+    connection_env,
+    dag_run_state,
+    dags_test,
+    explain,
+    query_metadata_db,
+    run_id_of,
+)
+
+DAGS = Path(__file__).parent / "deferrable_dags"
+
+
+def _trigger(store: JobStore, key: str, **more: Any) -> IcebergSparkJobTrigger:
+    return IcebergSparkJobTrigger(
+        job_key=store.full_key(key),
+        result_location=store.path(key),
+        pending_location=store.pending_path(key),
+        io=io_to_json(store.io),
+        **more,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    staging = tmp_path / "jobs"
+    staging.mkdir()
+    return JobStore(load_file_io(str(staging)), str(staging), prefix="airflow:run")
+
+
+def _first_event(trigger: IcebergSparkJobTrigger, *, within: float = 30) -> dict[str, Any]:
+    async def first() -> Any:
+        return await asyncio.wait_for(anext(trigger.run()), within)
+
+    event = asyncio.run(first())
+    payload: dict[str, Any] = event.payload
+    return payload
+
+
+def test_serialize_round_trips_through_airflow_serde(store: JobStore) -> None:
+    from airflow.sdk._shared.module_loading import import_string
+    from airflow.sdk.serde import deserialize, serialize
+
+    trigger = _trigger(
+        store,
+        "append:k",
+        pending={"pid": 12, "host": "h", "process-start": 99, "log": "/tmp/x.log"},
+        poll_interval=3,
+        timeout=600,
+        grace_period=5,
+        extra={"created": True, "deferrals": 1},
+    )
+    path, kwargs = trigger.serialize()
+    assert path == "icewright.providers.job_triggers.IcebergSparkJobTrigger"
+    # As the task runner hands kwargs to the triggerer (serde-encoded JSON) and back.
+    decoded = deserialize(json.loads(json.dumps(serialize(kwargs))))
+    rebuilt = import_string(path)(**decoded)
+    assert rebuilt.serialize() == (path, kwargs)
+    assert kwargs["io"]["class"].endswith(type(store.io).__qualname__)
+    with pytest.raises(ValidationError, match="poll_interval"):
+        _trigger(store, "k", poll_interval=0)
+
+
+def test_run_fires_when_the_result_document_appears(store: JobStore) -> None:
+    key = "append:k"
+    trigger = _trigger(store, key, poll_interval=0.2, extra={"created": False})
+    doc = ok_document("write", {"data-files": []}, job_key=store.full_key(key))
+
+    async def scenario() -> tuple[Any, float]:
+        started = time.monotonic()
+        task = asyncio.ensure_future(anext(trigger.run()))
+        await asyncio.sleep(1.0)
+        assert not task.done()  # nothing there yet: still polling
+        await asyncio.to_thread(store.io.write, store.path(key), json.dumps(doc).encode())
+        event = await asyncio.wait_for(task, 10)
+        return event, time.monotonic() - started
+
+    event, elapsed = asyncio.run(scenario())
+    assert 1.0 <= elapsed < 10
+    assert event.payload["status"] == "finished"
+    assert event.payload["result_location"] == store.path(key)
+    assert event.payload["extra"] == {"created": False}
+
+
+def test_run_reports_an_error_document(store: JobStore) -> None:
+    key = "append:bad"
+    error = error_document(ValidationError("no such path /x.csv"), job_key=store.full_key(key))
+    store.io.write(store.path(key), json.dumps(error).encode())
+    payload = _first_event(_trigger(store, key, poll_interval=0.2))
+    assert payload["status"] == "failed"
+    assert payload["error"] == {"class": "ValidationError", "message": "no such path /x.csv"}
+
+
+def test_run_reports_a_lost_process_and_removes_the_pending_document(
+    store: JobStore, tmp_path: Path
+) -> None:
+    key = "append:lost"
+    log = tmp_path / "lost.log"
+    log.write_text("line 1\nException in thread main\n")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    pending = {"pid": gone.pid, "host": socket.gethostname(), "log": str(log)}
+    store.write_pending(key, pending)
+    assert process_alive(pending) is False
+    trigger = _trigger(store, key, pending=pending, poll_interval=0.1, grace_period=0.5)
+    payload = _first_event(trigger)
+    assert payload["status"] == "lost"
+    assert "Exception in thread main" in payload["message"]
+    assert store.read_pending(key) is None  # a retry submits again
+
+
+def test_run_times_out_and_stops_a_local_job(store: JobStore) -> None:
+    key = "append:slow"
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        pending = {
+            "pid": child.pid,
+            "host": socket.gethostname(),
+            "process-start": process_start_ticks(child.pid),
+        }
+        store.write_pending(key, pending)
+        payload = _first_event(_trigger(store, key, pending=pending, poll_interval=0.2, timeout=1))
+        assert payload["status"] == "timeout"
+        assert "it was stopped" in payload["message"]
+        assert child.wait(timeout=10) != 0  # killed by the trigger
+        assert store.read_pending(key) is None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+@pytest.mark.slow
+def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path}/lake.db"
+    warehouse = str(tmp_path / "wh")
+    conn = connection_env(
+        "lake", "icewright", extra={"catalog_type": "sql", "uri": uri, "warehouse": warehouse}
+    )
+    catalog = load_catalog({"type": "sql", "uri": uri, "warehouse": warehouse})
+    catalog.create_namespace("ns")
+    done = dags_test(
+        "icewright_deferrable",
+        DAGS,
+        env=airflow_home.environment(**conn),
+        logical_date="2026-01-05",
+    )
+    assert dag_run_state(done) == "success", explain(done)
+    output = done.stdout + done.stderr
+    assert "started detached" in output, explain(done)
+    assert "running trigger in line" in output, explain(done)  # it deferred, then resumed
+    run_id = run_id_of(done)
+
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    table = SqlCatalog("icewright", uri=uri, warehouse=f"file://{warehouse}").load_table(
+        "ns.deferred"
+    )
+    (snapshot,) = table.snapshots()
+    assert snapshot.summary is not None and snapshot.summary.operation.value == "append"
+    rows = sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist())
+    assert rows == [(i, str(i * 10)) for i in range(7)]
+
+    pushes = query_metadata_db(
+        airflow_home,
+        "SELECT value FROM xcom WHERE dag_id = 'icewright_deferrable' AND run_id = :r "
+        "AND task_id = 'append' AND key = 'return_value'",
+        r=run_id,
+    )
+    assert len(pushes) == 1, pushes
+    value = pushes[0][0]
+    pushed = json.loads(value) if isinstance(value, str) else value
+    assert pushed["snapshot_id"] == snapshot.snapshot_id and pushed["records_added"] == 7
+    events = query_metadata_db(
+        airflow_home,
+        "SELECT e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id "
+        "WHERE a.uri = 'iceberg://lake/ns/deferred' AND e.source_run_id = :r",
+        r=run_id,
+    )
+    assert len(events) == 1, events
+    extra = json.loads(events[0][0]) if isinstance(events[0][0], str) else events[0][0]
+    assert extra["snapshot_id"] == snapshot.snapshot_id and extra["added_records"] == 7
+    # Created from a source: the table first, then the append's job detached.
+    created = SqlCatalog("icewright", uri=uri, warehouse=f"file://{warehouse}").load_table(
+        "ns.created"
+    )
+    (snapshot,) = created.snapshots()
+    assert snapshot.summary is not None and snapshot.summary.operation.value == "append"
+    rows = sorted(tuple(r.values()) for r in created.scan().to_arrow().to_pylist())
+    assert rows == [(i, "eu") for i in range(4)]
+    assert output.count("started detached") == 2, explain(done)
+    staging = Path(warehouse)
+    assert not [p for p in staging.rglob("*.pending.json")]  # the job was collected
+    assert os.path.isdir(staging)
+
+
+def test_provider_registers_the_job_trigger_module() -> None:
+    from icewright.providers import get_provider_info
+
+    modules = [m for e in get_provider_info()["triggers"] for m in e["python-modules"]]
+    assert "icewright.providers.job_triggers" in modules
+
+
+class _Submits(IcebergAppendOperator):
+    """An append whose action reports a detached job (the part the operator reacts to)."""
+
+    calls: list[str | None]
+
+    def run_action(self, context: Any, commit_key: str | None) -> Any:
+        self.calls.append(commit_key)
+        raise JobSubmitted(
+            "submitted",
+            job_key=f"k/{commit_key}",
+            result_location="/tmp/r.json",
+            pending_location="/tmp/r.pending.json",
+            io={"class": "icewright.io.local:LocalFileIO", "properties": {}},
+            pending={"pid": 7, "host": "h"},
+        )
+
+
+def test_operator_defers_on_a_submitted_job_and_fails_on_a_lost_one() -> None:
+    from airflow.sdk.exceptions import TaskDeferred
+
+    op = _Submits(
+        task_id="t",
+        table="ns.t",
+        source="sql:SELECT 1",
+        commit_key="ck",
+        deferrable=True,
+        poll_interval=4,
+        deferral_timeout=60,
+        spark_settings={"master": "local[1]"},
+    )
+    op.calls = []
+    with pytest.raises(TaskDeferred) as deferred:
+        op.execute({})
+    assert deferred.value.method_name == "execute_complete"
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, IcebergSparkJobTrigger)
+    _, kwargs = trigger.serialize()
+    assert kwargs["job_key"] == "k/ck" and kwargs["poll_interval"] == 4
+    assert kwargs["timeout"] == 60 and kwargs["extra"] == {"deferrals": 1}
+
+    # Resumed after a finished job: the action runs again with the same key (here it
+    # submits again, so the task defers again, counting).
+    with pytest.raises(TaskDeferred) as again:
+        op.execute_complete({}, event={"status": "finished", "extra": {"deferrals": 1}})
+    assert again.value.trigger.serialize()[1]["extra"] == {"deferrals": 2}
+    assert op.calls == ["ck", "ck"]
+    with pytest.raises(IcewrightError, match="submitted a Spark job 17 times"):
+        op.execute_complete({}, event={"status": "finished", "extra": {"deferrals": 16}})
+    with pytest.raises(IcewrightError, match="ended without a result"):
+        op.execute_complete({}, event={"status": "lost", "message": "ended without a result"})
+    assert op.calls == ["ck", "ck", "ck"]  # a lost job is not run again in this try
+
+
+def test_runner_detaches_only_spark_submit_when_deferrable() -> None:
+    from icewright.actions.runner import LocalRunner
+    from icewright.actions.submit import SparkSubmitRunner
+
+    settings = {"master": "local[1]"}
+    submit = IcebergAppendOperator(
+        task_id="a", table="ns.t", source="x", deferrable=True, spark_settings=settings
+    )
+    runner = submit.make_runner("ck")
+    assert isinstance(runner, SparkSubmitRunner) and runner.settings.detach
+    plain = IcebergAppendOperator(
+        task_id="b", table="ns.t", source="x", spark_settings={"master": "local[1]", "detach": True}
+    )
+    runner = plain.make_runner("ck")
+    assert isinstance(runner, SparkSubmitRunner) and not runner.settings.detach
+    local = IcebergAppendOperator(task_id="c", table="ns.t", source="x", deferrable=True)
+    assert isinstance(local.make_runner("ck"), LocalRunner)

@@ -306,8 +306,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
 
     Deferrable (``deferrable=True`` with ``spark-submit``): the write job runs detached
     while the task defers; with ``where``, files that match only in part are rewritten by
-    a second job (a second deferral). The replace action deletes the first job's files
-    when the second one is submitted, so the first job runs once more before the commit.
+    a second job (a second deferral); the first job's stored result is reused then.
     """
 
     template_fields: Sequence[str] = ("table", "source", "where", "branch", "commit_key")

@@ -301,8 +301,10 @@ def test_wait_filters_on_summary_records_and_timestamp(catalog: Catalog) -> None
     assert ids(min_added_records=2) == [big.snapshot_id]
     assert ids(min_timestamp_ms=t_small - 1) == [small.snapshot_id, big.snapshot_id]
     assert ids(min_timestamp_ms=t_big) == []  # strictly after
-    # Operation names are matched as given: an unknown one matches nothing (no error).
-    assert ids(operations=("delete",)) == [] and ids(operations=("apend",)) == []
+    assert ids(operations=("delete",)) == []
+    # A misspelt operation is refused (it would match nothing and wait forever).
+    with pytest.raises(ValidationError, match="apend"):
+        ids(operations=("apend",))
     assert ids(operations=None) == [small.snapshot_id, big.snapshot_id]
 
 

@@ -62,19 +62,15 @@ def wait_for_snapshot(
         )
     cat = catalog_of(table, catalog)
     ident = identifier(table)
-    # The filter is built as given (not SnapshotFilter.build): unknown operation names
-    # match nothing here, as they always have, rather than being refused.
     watch = SnapshotWatch(
         cat,
         ident,
         branch=branch,
         # A bare id: when it left the branch, every snapshot of the branch is newer.
         after=None if after_snapshot_id is None else Watermark(after_snapshot_id),
-        filter=SnapshotFilter(
-            operations=None if operations is None else tuple(str(o) for o in operations),
-            summary_filters=tuple((k, str(v)) for k, v in (summary_filters or {}).items()),
-            min_added_records=min_added_records,
-            min_timestamp_ms=min_timestamp_ms,
+        # Checked: an unknown operation name would otherwise wait forever.
+        filter=SnapshotFilter.build(
+            operations, summary_filters, min_added_records, min_timestamp_ms
         ),
     )
     started = time.monotonic()

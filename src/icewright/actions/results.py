@@ -7,9 +7,16 @@ describes a committed view version and :class:`WaitResult` the snapshots a wait 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import math
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from icewright.commit.summary import (
     ADDED_DATA_FILES,
@@ -23,7 +30,14 @@ if TYPE_CHECKING:
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot
 
-__all__ = ["ActionResult", "GroupFailure", "RewriteResult", "ViewResult", "WaitResult"]
+__all__ = [
+    "ActionResult",
+    "GroupFailure",
+    "RewriteResult",
+    "ViewResult",
+    "WaitResult",
+    "to_jsonable",
+]
 
 
 def _count(summary: Mapping[str, str], key: str) -> int:
@@ -137,3 +151,66 @@ class WaitResult:
     def found(self) -> bool:
         """True when at least one matching snapshot arrived."""
         return bool(self.snapshots)
+
+
+# --- JSON documents ---------------------------------------------------------------------
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` (an action's result, or anything in one) as JSON-able data.
+
+    Dataclasses become objects of their fields, mappings objects with string keys,
+    tuples/lists/sets arrays; enums their value; decimals, uuids and dates their text;
+    bytes base64; non-finite floats their text. A catalog ``Table``/``View`` handle becomes
+    its name; objects with a ``to_json`` returning a dict (schemas, snapshots, specs) use
+    it. The one converter of the command's ``--json`` output, the Airflow operators'
+    XCom values and any other orchestrator's metadata.
+    """
+    from icewright.catalog.base import Catalog, Table, View
+    from icewright.io.base import FileIO
+
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, Table | View):
+        return str(value.identifier)
+    if isinstance(value, Catalog | FileIO):
+        return None
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json) and (not dataclasses.is_dataclass(value) or _prefers_to_json(value)):
+        try:
+            out = to_json()
+        except TypeError:
+            out = None
+        if isinstance(out, dict | list):
+            return to_jsonable(out)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        result: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            result[f.name] = to_jsonable(getattr(value, f.name))
+        for name in _EXTRA_PROPERTIES.get(type(value).__name__, ()):
+            result[name] = to_jsonable(getattr(value, name))
+        return result
+    if isinstance(value, Mapping):
+        return {str(to_jsonable(k)): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, Sequence | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    return str(value)
+
+
+_EXTRA_PROPERTIES: dict[str, tuple[str, ...]] = {"WaitResult": ("found",)}
+"""Computed properties worth showing next to a result's fields."""
+
+
+def _prefers_to_json(value: Any) -> bool:
+    """Spec dataclasses whose JSON form (Appendix C) reads better than their fields."""
+    return type(value).__name__ in ("Snapshot", "PartitionSpec", "SortOrder", "SnapshotRef")

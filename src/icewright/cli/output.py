@@ -1,22 +1,17 @@
 """What the command prints: one JSON document (``--json``) or aligned text tables.
 
-:func:`to_json_dict` turns the actions' typed results (frozen dataclasses holding
-mappings, tuples, snapshots, schemas and commit results) into plain JSON values; it is
-the one converter every verb uses.
+:func:`to_json_dict` is :func:`icewright.actions.results.to_jsonable`, the converter of
+the actions' typed results that the Airflow operators use too.
 """
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import datetime as dt
-import decimal
-import enum
 import json
-import math
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import IO, Any
+
+from icewright.actions.results import to_jsonable as to_json_dict
 
 __all__ = [
     "dump_json",
@@ -26,62 +21,6 @@ __all__ = [
     "render_table",
     "to_json_dict",
 ]
-
-
-def to_json_dict(value: Any) -> Any:
-    """``value`` as JSON-able data: dataclasses become objects of their fields, mappings
-    objects with string keys, tuples/lists/sets arrays; enums their value; decimals,
-    uuids and dates their text; bytes base64; non-finite floats their text. A catalog
-    ``Table``/``View`` handle becomes its name; objects with a ``to_json`` returning a
-    dict (schemas, snapshots, specs) use it."""
-    from icewright.catalog.base import Catalog, Table, View
-    from icewright.io.base import FileIO
-
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, enum.Enum):
-        return to_json_dict(value.value)
-    if isinstance(value, decimal.Decimal | uuid.UUID):
-        return str(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, bytes | bytearray | memoryview):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, Table | View):
-        return str(value.identifier)
-    if isinstance(value, Catalog | FileIO):
-        return None
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json) and (not dataclasses.is_dataclass(value) or _prefers_to_json(value)):
-        try:
-            out = to_json()
-        except TypeError:
-            out = None
-        if isinstance(out, dict | list):
-            return to_json_dict(out)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        result: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            result[f.name] = to_json_dict(getattr(value, f.name))
-        for name in _EXTRA_PROPERTIES.get(type(value).__name__, ()):
-            result[name] = to_json_dict(getattr(value, name))
-        return result
-    if isinstance(value, Mapping):
-        return {str(to_json_dict(k)): to_json_dict(v) for k, v in value.items()}
-    if isinstance(value, Sequence | set | frozenset):
-        return [to_json_dict(v) for v in value]
-    return str(value)
-
-
-_EXTRA_PROPERTIES: dict[str, tuple[str, ...]] = {"WaitResult": ("found",)}
-"""Computed properties worth showing next to a result's fields."""
-
-
-def _prefers_to_json(value: Any) -> bool:
-    """Spec dataclasses whose JSON form (Appendix C) reads better than their fields."""
-    return type(value).__name__ in ("Snapshot", "PartitionSpec", "SortOrder", "SnapshotRef")
 
 
 def dump_json(document: Any, stream: IO[str]) -> None:

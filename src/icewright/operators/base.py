@@ -5,7 +5,8 @@ An operator is a thin adapter: :meth:`IcebergBaseOperator.execute` builds the ca
 (:func:`~icewright.providers.spark.runner_for`), calls ONE action through the
 subclass's :meth:`~IcebergBaseOperator.run_action`, and turns its result into
 
-* the XCom return value: a JSON-able dict (:func:`to_jsonable` of the result);
+* the XCom return value: a JSON-able dict (:func:`~icewright.actions.results.to_jsonable`
+  of the result, as the command's ``--json`` prints it);
 * extras on the events of its ``Asset`` outlets: ``snapshot_id``, ``sequence_number``,
   ``operation``, ``added_records``, ``metadata_location`` (and ``table``, ``committed``).
 
@@ -35,13 +36,8 @@ key, or are orphans that ``remove_orphan_files`` deletes.
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
-import decimal
-import enum
 import hashlib
 import json
-import uuid
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -49,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from icewright.actions.results import to_jsonable
 from icewright.errors import (
     AlreadyExists,
     IcewrightError,
@@ -98,35 +95,6 @@ def one_line(error: BaseException) -> str:
     """``<ErrorClass>: <message>`` on one line."""
     text = " ".join(str(error).split()) or type(error).__name__
     return f"{type(error).__name__}: {text}"
-
-
-def to_jsonable(value: Any) -> Any:
-    """``value`` as JSON-able data: dataclasses as dicts, schemas as Iceberg JSON, tables as
-    their names, decimals/UUIDs as strings, bytes as hex, dates as ISO text."""
-    from icewright.spec.schema import Schema
-
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Schema):
-        return value.to_json()
-    if isinstance(value, enum.Enum):
-        return to_jsonable(value.value)
-    if isinstance(value, decimal.Decimal | uuid.UUID):
-        return str(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    identifier = getattr(value, "identifier", None)  # a Table or View handle: its name
-    if identifier is not None and not isinstance(value, Mapping):
-        return str(identifier)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [to_jsonable(v) for v in value]
-    return str(value)
 
 
 def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:

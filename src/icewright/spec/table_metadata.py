@@ -530,7 +530,7 @@ class TableMetadata:
 _SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
 _ENCODED_SLOT = f'"{_SNAPSHOTS_SLOT}"'.encode()
 _SNAPSHOT_JSON: dict[tuple[int, int], tuple[Snapshot, bytes]] = {}
-_SNAPSHOT_JSON_LIMIT = 100_000
+_SNAPSHOT_JSON_LIMIT = 20_000  # a few tables with long histories; bounded memory
 
 
 def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -25,7 +25,7 @@ from icewright.commit.union_by_name import NAME_MAPPING_PROPERTY, update_name_ma
 from icewright.commit.union_by_name import union_by_name as _union_by_name
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, walk_fields
 from icewright.spec.snapshots import StringMap
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
@@ -735,24 +735,15 @@ def _fresh_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
     return t
 
 
-def _walk(fields: Sequence[NestedField], prefix: str) -> Iterator[tuple[str, NestedField]]:
-    for f in fields:
-        name = prefix + f.name
-        yield name, f
-        t = f.field_type
-        if isinstance(t, StructType | ListType | MapType):
-            yield from _walk(t.fields, name + ".")
-
-
 def _names_by_id(schema: Schema) -> dict[int, str]:
-    return {f.field_id: name for name, f in _walk(schema.fields, "")}
+    return {f.field_id: ".".join(path) for path, f in walk_fields(schema.fields)}
 
 
 def _subtree_ids(f: NestedField) -> set[int]:
     """The id of ``f`` and of every field nested in it."""
     ids = {f.field_id}
     if isinstance(f.field_type, StructType | ListType | MapType):
-        ids.update(g.field_id for _, g in _walk(f.field_type.fields, ""))
+        ids.update(g.field_id for _, g in walk_fields(f.field_type.fields))
     return ids
 
 
@@ -781,7 +772,8 @@ def _check_not_sourced(metadata: TableMetadata, ids: set[int], names: Mapping[in
 
 def _check_format_version(schema: Schema, format_version: int) -> None:
     """Refuse v3-only types and defaults in a v1/v2 table (spec Appendix E, "Version 3")."""
-    for name, f in _walk(schema.fields, ""):
+    for path, f in walk_fields(schema.fields):
+        name = ".".join(path)
         t = f.field_type
         if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
             raise ValidationError(

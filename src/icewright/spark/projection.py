@@ -10,7 +10,7 @@ are read under private names.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F  # noqa: N812 - Spark's idiom
@@ -18,7 +18,7 @@ from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 
 from icewright.errors import ValidationError
 from icewright.spark.types import FIELD_ID_KEY, has_time_type
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, walk_fields
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -134,24 +134,13 @@ def _nullable(t: T.DataType) -> T.DataType:
 
 
 def _check_supported(fields: Sequence[NestedField], spark_version: str, why: str) -> None:
-    for path, f in _walk(fields, ()):
+    for path, f in walk_fields(fields):
         if not _supported(f.field_type):
             raise ValidationError(
                 f"column {'.'.join(path)!r} ({why}) has type {f.field_type}, which Spark "
                 f"{spark_version} cannot read (time needs Spark 4.1+); leave it out with "
                 "columns=[...] and do not filter on it"
             )
-
-
-def _walk(
-    fields: Sequence[NestedField], prefix: tuple[str, ...]
-) -> Iterator[tuple[tuple[str, ...], NestedField]]:
-    for f in fields:
-        path = (*prefix, f.name)
-        yield path, f
-        t = f.field_type
-        if isinstance(t, StructType | ListType | MapType):
-            yield from _walk(t.fields, path)
 
 
 # --- schema history: which names are safe to read under ---------------------------------------
@@ -350,4 +339,4 @@ def _replace_field(
 
 
 def _path_anywhere(t: IcebergType, field_id: int) -> bool:
-    return any(f.field_id == field_id for _, f in _walk(getattr(t, "fields", ()), ()))
+    return any(f.field_id == field_id for _, f in walk_fields(getattr(t, "fields", ())))

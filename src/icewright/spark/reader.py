@@ -59,10 +59,9 @@ from icewright.spark.projection import (
     _quote,
     _replace_field,
     _spark_field,
-    _walk,
 )
 from icewright.spark.types import to_spark_field
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, walk_fields
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     IcebergType,
@@ -240,7 +239,7 @@ class _Reader:
 
     def _ensure_confs(self, internal: StructType) -> None:
         self._require_conf(_FIELD_ID_READ, "icewright reads Parquet columns by field id")
-        if any(isinstance(f.field_type, TimeType) for _, f in _walk(internal.fields, ())):
+        if any(isinstance(f.field_type, TimeType) for _, f in walk_fields(internal.fields)):
             self._require_conf(_TIME_TYPE, "Spark reads Iceberg's time type only with it")
         if (
             self.spark3
@@ -280,7 +279,7 @@ class _Reader:
         self, paths: Sequence[str], internal: StructType, *, allow_names: bool
     ) -> list[_Group]:
         base = T.StructType([_spark_field(f) for f in internal.fields])
-        ids = [f.field_id for _, f in _walk(internal.fields, ())]
+        ids = [f.field_id for _, f in walk_fields(internal.fields)]
         promoted = self.spark3 and any(self.history.promoted(i) for i in ids)
         by_names = allow_names and self.mapping is not None
         footers = self._footers_of(paths) if promoted or by_names else {}
@@ -357,7 +356,7 @@ class _Reader:
         """(field, default, files that lack it, whether all do) per field with a default."""
         fields = [
             f
-            for _, f in _walk(internal.fields, ())
+            for _, f in walk_fields(internal.fields)
             if f.initial_default is not None and isinstance(f.field_type, PrimitiveType)
         ]
         # files whose metrics do not show the column: their footers decide (read at once)
@@ -458,7 +457,7 @@ def _leaf_fields(fields: Sequence[NestedField]) -> Iterator[NestedField]:
 def _primitive_types(struct: StructType) -> dict[int, IcebergType]:
     return {
         f.field_id: f.field_type
-        for _, f in _walk(struct.fields, ())
+        for _, f in walk_fields(struct.fields)
         if isinstance(f.field_type, PrimitiveType)
     }
 

@@ -6,7 +6,7 @@ identifier fields. Lookups by field id and by dotted name cover nested fields.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -63,7 +63,7 @@ class Schema:
     @cached_property
     def _by_id(self) -> dict[int, NestedField]:
         index: dict[int, NestedField] = {}
-        for _, f in _walk(self._fields, ()):
+        for _, f in walk_fields(self._fields):
             if f.field_id in index:
                 raise ValidationError(
                     f"field id {f.field_id} is used twice ({index[f.field_id].name!r} and "
@@ -75,7 +75,7 @@ class Schema:
     @cached_property
     def _by_name(self) -> dict[str, int]:
         index: dict[str, int] = {}
-        for path, f in _walk(self._fields, ()):
+        for path, f in walk_fields(self._fields):
             name = ".".join(path)
             if name in index:
                 # two fields of one struct share a name, or a dotted name collides with
@@ -144,7 +144,7 @@ class Schema:
 
     def leaf_fields(self) -> Iterator[NestedField]:
         """Every field whose type is primitive, depth first, in schema order."""
-        for _, f in _walk(self._fields, ()):
+        for _, f in walk_fields(self._fields):
             if isinstance(f.field_type, PrimitiveType):
                 yield f
 
@@ -249,13 +249,14 @@ class Schema:
             parent = self._parents.get(parent)
 
 
-def _walk(
-    fields: tuple[NestedField, ...], prefix: tuple[str, ...]
+def walk_fields(
+    fields: Sequence[NestedField], prefix: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], NestedField]]:
-    """Depth-first (path, field) pairs; list elements and map keys/values by their role names."""
+    """Depth-first (path, field) pairs of ``fields`` and every field nested in them; list
+    elements and map keys/values by their role names (``element``, ``key``, ``value``)."""
     for f in fields:
         path = (*prefix, f.name)
         yield path, f
         t = f.field_type
         if isinstance(t, StructType | ListType | MapType):
-            yield from _walk(t.fields, path)
+            yield from walk_fields(t.fields, path)

@@ -88,7 +88,7 @@ def rewrite(
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:
             return _noop(current, branch, timer, found.snapshot_id)
-    target = target_file_size or _target_size(current)
+    target = target_size(current, target_file_size)
     with timer.phase("plan"):
         groups = plan_groups(
             current,
@@ -252,7 +252,11 @@ def _check_options(min_files: int, target: int | None, max_commits: int | None) 
             raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
-def _target_size(table: Table) -> int:
+def target_size(table: Table, target_file_size: int | None = None) -> int:
+    """The compaction's target file size: ``target_file_size`` if given, else the table's
+    ``write.target-file-size-bytes`` (512 MiB by default); a bad property is refused."""
+    if target_file_size:
+        return target_file_size
     text = table.metadata.properties.get(TARGET_FILE_SIZE)
     if text is None:
         return DEFAULT_TARGET_FILE_SIZE

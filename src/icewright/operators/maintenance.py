@@ -69,8 +69,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
 
     Deferrable (``deferrable=True`` with ``spark-submit``) when the compaction has one
     file group: its job runs detached while the task defers. With more groups the task
-    runs attached: the rewrite action deletes the files of the groups it already has
-    when a later group's job is still running, so deferring per group would never end.
+    runs attached: the action runs the groups' jobs one after another, so each group
+    would cost a deferral of its own.
     """
 
     template_fields: Sequence[str] = ("table", "where", "branch", "commit_key")
@@ -117,30 +117,20 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     def _single_group(self) -> bool:
         """Whether the compaction plans at most one file group (then it can defer)."""
         from icewright.actions._common import load
-        from icewright.actions.rewrite import (
-            DEFAULT_TARGET_FILE_SIZE,
-            TARGET_FILE_SIZE,
-            plan_groups,
-        )
+        from icewright.actions.rewrite import plan_groups, target_size
 
         current = load(self.table, self.catalog)
-        target = self.target_file_size
-        if target is None:
-            try:
-                target = int(current.metadata.properties.get(TARGET_FILE_SIZE, 0)) or None
-            except ValueError:
-                target = None  # the action reports the bad property
         groups = plan_groups(
             current,
             where=self.where or None,
-            target_file_size=target or DEFAULT_TARGET_FILE_SIZE,
+            target_file_size=target_size(current, self.target_file_size),
             min_input_files=self.min_input_files,
             branch=self.branch,
         )
         if len(groups) > 1:
             self.log.info(
-                "deferrable: the compaction has %d file groups; it runs attached (one group "
-                "per deferral cannot work with the rewrite action's cleanup)",
+                "deferrable: the compaction has %d file groups; it runs attached (the "
+                "groups' jobs run one after another, a deferral each)",
                 len(groups),
             )
         return len(groups) <= 1

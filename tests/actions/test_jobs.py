@@ -15,10 +15,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from icewright.actions import LocalRunner, append, create
 from icewright.actions.append import commit_written
-from icewright.actions.jobs import JobStore, default_staging, job_key
 from icewright.catalog import SqlCatalog
 from icewright.commit import append as commit_append
 from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError
+from icewright.runners.store import JobStore, default_staging, job_key
 from icewright.spark.job_spec import partition_types
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
@@ -56,7 +56,7 @@ def test_keyed_write_is_reused_until_a_file_is_gone(
     store = runner.job_store(table.metadata, table.io)
     doc = json.loads(Path(store.path("k")).read_text())
     assert doc["status"] == "ok" and doc["job-key"] == "k"
-    with caplog.at_level(logging.INFO, logger="icewright.actions.jobs"):
+    with caplog.at_level(logging.INFO, logger="icewright.runners.store"):
         again = runner.write(table.metadata, table.io, SOURCE, job_key="k")
     assert again == first  # same job id: Spark did not run again
     assert "reusing the finished job result" in caplog.text

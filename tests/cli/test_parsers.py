@@ -14,8 +14,6 @@ import pytest
 
 from icewright.cli.arguments import instant_ms, key_value, size_bytes, snapshot_ref
 from icewright.cli.output import render_table, to_json_dict
-from icewright.cli.partition_text import parse_partition_spec, parse_sort_order
-from icewright.cli.schema_text import load_schema, parse_schema
 from icewright.errors import ValidationError
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
@@ -31,6 +29,8 @@ from icewright.spec.types import (
     StructType,
     TimestamptzType,
 )
+from icewright.text.partition import parse_partition_spec, parse_sort_order
+from icewright.text.schema import load_schema, parse_schema
 
 BRIEF_SCHEMA = (
     "id long not null, ts timestamptz, region string, amount decimal(12, 2), "

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from icewright.actions.jobs import JobStore, JobSubmitted, process_alive, process_start_ticks
 from icewright.catalog import load_catalog
 from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import load_file_io
 from icewright.operators import IcebergAppendOperator
 from icewright.providers.job_triggers import IcebergSparkJobTrigger
+from icewright.runners.store import JobStore, JobSubmitted, process_alive, process_start_ticks
 from icewright.spark.job_spec import error_document, io_to_json, ok_document
 from tests.support.airflow import (
     AirflowHome,
@@ -278,19 +278,21 @@ def test_operator_defers_on_a_submitted_job_and_fails_on_a_lost_one() -> None:
 
 
 def test_runner_detaches_only_spark_submit_when_deferrable() -> None:
-    from icewright.actions.runner import LocalRunner
-    from icewright.actions.submit import SparkSubmitRunner
+    from icewright.runners.local import LocalRunner
+    from icewright.runners.submit import SparkSubmitRunner
 
     settings = {"master": "local[1]"}
     submit = IcebergAppendOperator(
         task_id="a", table="ns.t", source="x", deferrable=True, spark_settings=settings
     )
-    runner = submit.make_runner("ck")
+    runner = submit.make_runner()
     assert isinstance(runner, SparkSubmitRunner) and runner.settings.detach
+    # no key namespace on the runner: a job is stored under the action's key only
+    assert runner.job_key is None
     plain = IcebergAppendOperator(
         task_id="b", table="ns.t", source="x", spark_settings={"master": "local[1]", "detach": True}
     )
-    runner = plain.make_runner("ck")
+    runner = plain.make_runner()
     assert isinstance(runner, SparkSubmitRunner) and not runner.settings.detach
     local = IcebergAppendOperator(task_id="c", table="ns.t", source="x", deferrable=True)
-    assert isinstance(local.make_runner("ck"), LocalRunner)
+    assert isinstance(local.make_runner(), LocalRunner)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from icewright.actions.runner import LocalRunner
-from icewright.actions.submit import SparkSubmitRunner
 from icewright.errors import ValidationError
 from icewright.providers.spark import runner_for
+from icewright.runners.local import LocalRunner
+from icewright.runners.submit import SparkSubmitRunner
 from tests.support.airflow import connection_env
 
 

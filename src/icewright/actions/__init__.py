@@ -38,8 +38,6 @@ if TYPE_CHECKING:
         WaitResult,
     )
     from icewright.actions.rewrite import rewrite
-    from icewright.actions.runner import LocalRunner, Runner
-    from icewright.actions.submit import SparkSubmitRunner, SparkSubmitSettings
     from icewright.actions.views import publish_view
     from icewright.actions.wait import wait_for_snapshot
     from icewright.actions.watch import (
@@ -51,6 +49,8 @@ if TYPE_CHECKING:
         new_snapshots,
         snapshot_record,
     )
+    from icewright.runners.local import LocalRunner, Runner
+    from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
 
 _EXPORTS: dict[str, str] = {
     "append": "append",
@@ -73,10 +73,10 @@ _EXPORTS: dict[str, str] = {
     "RewriteResult": "results",
     "ViewResult": "results",
     "WaitResult": "results",
-    "LocalRunner": "runner",
-    "Runner": "runner",
-    "SparkSubmitRunner": "submit",
-    "SparkSubmitSettings": "submit",
+    "LocalRunner": "icewright.runners.local",
+    "Runner": "icewright.runners.local",
+    "SparkSubmitRunner": "icewright.runners.submit",
+    "SparkSubmitSettings": "icewright.runners.submit",
 }
 
 __all__ = [
@@ -112,7 +112,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if "." in module else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     setattr(sys.modules[__name__], name, value)
     return value
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Union
 from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.catalog import Catalog, Identifier, Table
+    from icewright.runners.local import Runner
 
 CatalogLike = Union["Catalog", str, Mapping[str, str], None]
 """A catalog, or what :func:`icewright.catalog.load_catalog` builds one from (None: the
@@ -64,7 +64,7 @@ def runner_or_default(runner: Runner | None) -> Runner:
     """``runner``, or the default local one."""
     if runner is not None:
         return runner
-    from icewright.actions.runner import default_runner
+    from icewright.runners.local import default_runner
 
     return default_runner()
 

@@ -13,17 +13,17 @@ from icewright.actions._common import (
     load,
     runner_or_default,
 )
-from icewright.actions.jobs import forget_job, job_key
 from icewright.actions.results import ActionResult
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
+from icewright.runners.store import forget_job, job_key
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.catalog import Table
     from icewright.commit.update import CommitResult
     from icewright.io.base import FileIO
     from icewright.manifest.data_file import DataFile
+    from icewright.runners.local import Runner
     from icewright.spark.types import AddedColumn
     from icewright.spark.write import Source
     from icewright.spec.snapshots import Snapshot
@@ -127,7 +127,7 @@ def commit_written(
 
     That is after a definite failure, or when nothing was committed (a repeated commit
     key found by the commit itself); after ``CommitStateUnknown`` they are kept.
-    ``forget`` removes the job's stored result (:mod:`icewright.actions.jobs`): it is
+    ``forget`` removes the job's stored result (:mod:`icewright.runners.store`): it is
     called once the outcome is known (committed, or failed and the files deleted), and
     not after ``CommitStateUnknown`` (a retry reuses the files).
     """

@@ -19,9 +19,9 @@ from icewright.actions.results import ActionResult
 from icewright.errors import TableAlreadyExists, ValidationError
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.catalog import Catalog, Identifier, Table
     from icewright.commit.table_ops import OrderLike, SpecLike
+    from icewright.runners.local import Runner
     from icewright.spark.write import Source
     from icewright.spec.schema import Schema
 

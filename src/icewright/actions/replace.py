@@ -13,16 +13,16 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
-from icewright.actions.jobs import JobSubmitted, forget_job, job_key
 from icewright.actions.results import ActionResult
 from icewright.errors import ValidationError
+from icewright.runners.store import JobSubmitted, forget_job, job_key
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.catalog import Table
     from icewright.commit.update import CommitResult
     from icewright.expressions import Expression
     from icewright.manifest.data_file import DataFile
+    from icewright.runners.local import Runner
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source
 

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
 from icewright.actions.append import commit_written, delete_paths, find_key, keyed
-from icewright.actions.jobs import JobSubmitted, forget_job, job_key
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
+from icewright.runners.store import JobSubmitted, forget_job, job_key
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.catalog import Table
     from icewright.commit.update import CommitResult
     from icewright.expressions import Expression
     from icewright.manifest.data_file import DataFile
+    from icewright.runners.local import Runner
     from icewright.scan.tasks import FileScanTask
 
 __all__ = ["FileGroup", "plan_groups", "rewrite"]

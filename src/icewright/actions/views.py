@@ -10,9 +10,9 @@ from icewright.actions.results import ViewResult
 from icewright.errors import NoSuchTable, ValidationError
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner, TableResolver
     from icewright.catalog import Catalog, Identifier
     from icewright.io.base import FileIO
+    from icewright.runners.local import Runner, TableResolver
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 

@@ -21,14 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from icewright.actions.runner import LocalRunner
 from icewright.errors import NamespaceAlreadyExists, ValidationError
+from icewright.runners.local import LocalRunner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from icewright.actions.runner import Runner
     from icewright.catalog import Catalog, Identifier
+    from icewright.runners.local import Runner
 
 __all__ = ["MASTER_ENV", "Context", "read_config"]
 
@@ -186,12 +186,12 @@ class Context:
 
     def _submit_runner(self, master: str) -> Runner:
         try:
-            from icewright.actions.submit import SparkSubmitRunner, SparkSubmitSettings
+            from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
         except ImportError as e:
             from icewright.errors import MissingDependency
 
             raise MissingDependency(
-                f"--master needs icewright.actions.submit, which cannot be imported ({e})"
+                f"--master needs icewright.runners.submit, which cannot be imported ({e})"
             ) from None
         overrides: dict[str, Any] = {}
         if self.deploy_mode:

@@ -46,8 +46,8 @@ def run_publish(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright view publish``."""
     from icewright.actions import publish_view
     from icewright.catalog import Identifier
-    from icewright.cli.schema_text import read_text_argument
     from icewright.errors import NoSuchNamespace
+    from icewright.text.schema import read_text_argument
 
     ident = Identifier.parse(args.view)
     sql = read_text_argument(args.sql, "SQL")

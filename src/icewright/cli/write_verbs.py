@@ -137,10 +137,10 @@ def run_create(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright create``."""
     from icewright.actions import create
     from icewright.catalog import Identifier
-    from icewright.cli.partition_text import parse_partition_spec, parse_sort_order
-    from icewright.cli.schema_text import load_schema
     from icewright.spec.partitioning import build_partition_spec
     from icewright.spec.sorting import build_sort_order
+    from icewright.text.partition import parse_partition_spec, parse_sort_order
+    from icewright.text.schema import load_schema
 
     ident = Identifier.parse(args.table)
     schema = load_schema(args.schema)

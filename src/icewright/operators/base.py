@@ -22,7 +22,7 @@ unknown commit outcomes are raised as they are, so Airflow's retries apply.
 
 Deferrable (``deferrable=True``, for the operators that run Spark jobs through
 ``spark-submit``): the job is started detached
-(:class:`~icewright.actions.jobs.JobSubmitted`) and the task defers to
+(:class:`~icewright.runners.store.JobSubmitted`) and the task defers to
 :class:`~icewright.providers.job_triggers.IcebergSparkJobTrigger`, freeing its worker
 slot. When the job has ended, :meth:`IcebergBaseOperator.execute_complete` runs the same
 action again with the same commit key: the stored job result is reused (Spark does not
@@ -57,10 +57,10 @@ from icewright.errors import (
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from icewright.actions.jobs import JobSubmitted
-    from icewright.actions.runner import Runner
     from icewright.catalog import Catalog
     from icewright.providers.hooks import IcebergHook
+    from icewright.runners.local import Runner
+    from icewright.runners.store import JobSubmitted
 
 __all__ = [
     "EVENT_EXTRA_KEYS",
@@ -199,9 +199,13 @@ class IcebergBaseOperator(BaseOperator):
         """Whether the Spark jobs run through ``spark-submit`` (a connection or settings)."""
         return self.spark_conn_id is not None or bool(self.spark_settings)
 
-    def make_runner(self, job_key: str | None, *, detach: bool | None = None) -> Runner:
+    def make_runner(self, *, detach: bool | None = None) -> Runner:
         """The runner of this try (kept for :meth:`on_kill`); a ``spark-submit`` runner
-        starts keyed jobs detached when ``detach`` (default: :attr:`deferrable`)."""
+        starts keyed jobs detached when ``detach`` (default: :attr:`deferrable`).
+
+        The runner gets no key namespace of its own: the action derives each job's key
+        from the commit key (``append:<commit key>``), so a job is stored under that key
+        once."""
         from icewright.providers.spark import runner_for
 
         overrides = dict(self.spark_settings)
@@ -210,9 +214,7 @@ class IcebergBaseOperator(BaseOperator):
             overrides["detach"] = bool(detach)
         elif detach:
             self.log.info("deferrable: Spark runs in-process (no spark-submit), so no deferral")
-        self._runner = runner_for(
-            self.spark_conn_id, job_key=job_key, log=self.log.info, **overrides
-        )
+        self._runner = runner_for(self.spark_conn_id, log=self.log.info, **overrides)
         return self._runner
 
     # --- the work ------------------------------------------------------------------
@@ -268,7 +270,7 @@ class IcebergBaseOperator(BaseOperator):
         self.defer(trigger=trigger, method_name="execute_complete")
 
     def _act(self, context: Context, key: str | None) -> dict[str, Any]:
-        from icewright.actions.jobs import JobSubmitted
+        from icewright.runners.store import JobSubmitted
 
         try:
             result = self.run_action(context, key)

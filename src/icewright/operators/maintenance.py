@@ -111,7 +111,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             partial_progress_max_commits=self.partial_progress_max_commits,
             branch=self.branch,
             commit_key=commit_key,
-            runner=self.make_runner(commit_key, detach=detach),
+            runner=self.make_runner(detach=detach),
         )
 
     def _single_group(self) -> bool:

@@ -42,7 +42,7 @@ def as_schema(value: Any) -> Schema:
             )
         return Schema.from_json(dict(value))
     if isinstance(value, str):
-        from icewright.cli.schema_text import load_schema
+        from icewright.text.schema import load_schema
 
         return load_schema(value)
     raise ValidationError(
@@ -54,7 +54,7 @@ def _partition_spec(value: Any) -> Any:
     """``partition_by`` as the create action takes it (a text like ``day(ts), bucket(16,
     id)`` is parsed)."""
     if isinstance(value, str):
-        from icewright.cli.partition_text import parse_partition_spec
+        from icewright.text.partition import parse_partition_spec
 
         return parse_partition_spec(value) if value.strip() else None
     return _tuples(value)
@@ -62,7 +62,7 @@ def _partition_spec(value: Any) -> Any:
 
 def _sort_order(value: Any) -> Any:
     if isinstance(value, str):
-        from icewright.cli.partition_text import parse_sort_order
+        from icewright.text.partition import parse_sort_order
 
         return parse_sort_order(value) if value.strip() else None
     return _tuples(value)
@@ -184,7 +184,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
             if_not_exists=self.if_not_exists,
             or_replace=self.or_replace,
             commit_key=commit_key,
-            runner=self.make_runner(commit_key) if self.source else None,
+            runner=self.make_runner() if self.source else None,
         )
 
     def _create_then_append(self, commit_key: str | None) -> Any:
@@ -194,7 +194,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
 
         from icewright.actions import append, create
 
-        runner = self.make_runner(commit_key)
+        runner = self.make_runner()
         timings: dict[str, float] = {}
         if self.resumed is None:  # the first call of this try: create the table
             schema = as_schema(self.schema) if self.schema is not None else None
@@ -221,7 +221,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
         else:
             created = bool(self.resumed.get("created"))
         self.defer_extra = {"created": created}
-        from icewright.actions.jobs import JobSubmitted
+        from icewright.runners.store import JobSubmitted
 
         try:
             appended = append(
@@ -289,7 +289,7 @@ class IcebergAppendOperator(IcebergBaseOperator):
             allow_schema_evolution=self.allow_schema_evolution,
             branch=self.branch,
             commit_key=commit_key,
-            runner=self.make_runner(commit_key),
+            runner=self.make_runner(),
         )
 
 
@@ -340,5 +340,5 @@ class IcebergReplaceOperator(IcebergBaseOperator):
             dynamic_partitions=self.dynamic_partitions,
             branch=self.branch,
             commit_key=commit_key,
-            runner=self.make_runner(commit_key),
+            runner=self.make_runner(),
         )

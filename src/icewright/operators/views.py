@@ -63,7 +63,7 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
             column_comments=self.column_comments or None,
             column_aliases=self.column_aliases,
             properties=dict(self.properties) if self.properties else None,
-            runner=self.make_runner(None),
+            runner=self.make_runner(),
         )
 
     def result_payload(self, result: Any) -> dict[str, Any]:

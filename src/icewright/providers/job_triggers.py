@@ -1,7 +1,7 @@
 """The trigger of the deferrable write operators: waits for a detached Spark job's result.
 
 A deferrable icewright operator (``deferrable=True`` with a ``spark-submit`` runner)
-starts its Spark job detached (:class:`~icewright.actions.jobs.JobSubmitted`) and defers
+starts its Spark job detached (:class:`~icewright.runners.store.JobSubmitted`) and defers
 to :class:`IcebergSparkJobTrigger`, which frees the worker slot while the job runs. The
 trigger polls the job's result location through the table's FileIO every
 ``poll_interval`` seconds (one existence check per poll; every blocking call goes through
@@ -99,7 +99,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         extra: Mapping[str, Any] | None = None,
     ) -> IcebergSparkJobTrigger:
         """The trigger that waits for the job a
-        :class:`~icewright.actions.jobs.JobSubmitted` names."""
+        :class:`~icewright.runners.store.JobSubmitted` names."""
         return cls(
             job_key=submitted.job_key,
             result_location=submitted.result_location,
@@ -148,7 +148,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         return doc if isinstance(doc, dict) else None
 
     def _alive(self) -> bool | None:
-        from icewright.actions.jobs import process_alive
+        from icewright.runners.store import process_alive
 
         return process_alive(self.pending)
 
@@ -157,7 +157,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         ``stop`` and it runs here. Whether it was stopped."""
         stopped = False
         if stop:
-            from icewright.actions.submit import stop_detached
+            from icewright.runners.submit import stop_detached
 
             stopped = stop_detached(self.pending)
         try:

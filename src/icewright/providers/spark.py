@@ -4,7 +4,7 @@ Airflow's ``spark`` connection conventions (those of the Apache Spark provider's
 ``SparkSubmitHook``): ``host`` is the master (``spark://host``, ``yarn``, ``k8s://...``,
 ``local[2]``), ``port`` is added to it, and the extras ``deploy-mode``, ``queue``,
 ``namespace`` and ``spark-binary`` configure ``spark-submit``. No connection and no
-settings: the in-process local session (:class:`~icewright.actions.runner.LocalRunner`).
+settings: the in-process local session (:class:`~icewright.runners.local.LocalRunner`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from icewright.errors import ValidationError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from icewright.actions.runner import Runner
+    from icewright.runners.local import Runner
 
 __all__ = ["runner_for"]
 
@@ -60,11 +60,11 @@ def runner_for(
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if spark_conn_id is None and not overrides:
-        from icewright.actions.runner import LocalRunner
+        from icewright.runners.local import LocalRunner
 
         return LocalRunner()
     try:
-        from icewright.actions.submit import SparkSubmitRunner, SparkSubmitSettings
+        from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
     except ImportError as e:  # the submit runner ships with icewright; guard partial installs
         raise ValidationError(
             f"spark-submit settings were given but the submit runner is unavailable: {e}"

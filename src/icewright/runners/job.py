@@ -1,7 +1,7 @@
-"""The job entry point ``spark-submit`` runs: ``python -m icewright.spark.job <spec>``.
+"""The job entry point ``spark-submit`` runs: ``python -m icewright.runners.job <spec>``.
 
 ``<spec>`` is the location of a JSON job spec (local path or any URI a FileIO reads,
-built by :class:`icewright.actions.submit.SparkSubmitRunner`)::
+built by :class:`icewright.runners.submit.SparkSubmitRunner`)::
 
     {"format": "icewright-job", "version": 1,
      "kind": "write" | "rewrite" | "source_schema" | "analyze_view",
@@ -15,7 +15,7 @@ built by :class:`icewright.actions.submit.SparkSubmitRunner`)::
      "result": "<location of the result document>", "job-key": ..., "fingerprint": ...}
 
 The job takes the SparkSession ``spark-submit`` gives (field-id reads and writes on),
-runs exactly what :class:`icewright.actions.runner.LocalRunner` runs in-process, and
+runs exactly what :class:`icewright.runners.local.LocalRunner` runs in-process, and
 writes the result document (:func:`icewright.spark.job_spec.ok_document` /
 :func:`~icewright.spark.job_spec.error_document`) to ``result`` with the FileIO's atomic
 write, so a reader sees the whole document or none. Exit code 0 on success, 1 with the
@@ -96,7 +96,7 @@ def session() -> SparkSession:
 
 def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
     """Run the job ``spec`` describes on ``spark``: its status and result JSON."""
-    from icewright.actions.runner import LocalRunner
+    from icewright.runners.local import LocalRunner
     from icewright.spark import job_spec as js
 
     kind = spec.get("kind")
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m icewright.spark.job <job spec location>", file=sys.stderr)
+        print("usage: python -m icewright.runners.job <job spec location>", file=sys.stderr)
         return 2
     try:
         spec = _read_spec(args[0])

@@ -6,7 +6,7 @@ An action plans and commits in this process; a runner runs the data jobs and han
 (:func:`icewright.spark.session.local_session`: an active session is reused); a
 ``spark-submit`` runner can implement the same three jobs later without any change to
 the actions, since each job's input is plain data (table metadata, scan tasks, a source
-or a SQL text): :class:`icewright.actions.submit.SparkSubmitRunner` does.
+or a SQL text): :class:`icewright.runners.submit.SparkSubmitRunner` does.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from icewright.errors import IcewrightError, ValidationError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from icewright.actions.jobs import JobStore
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.store import JobStore
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
@@ -58,7 +58,7 @@ class Runner(Protocol):
 
         ``properties`` override table properties for this job only. With ``job_key`` a
         finished job's stored result is reused instead of running again
-        (:mod:`icewright.actions.jobs`), and a new result is stored under the key.
+        (:mod:`icewright.runners.store`), and a new result is stored under the key.
         """
         ...
 
@@ -134,7 +134,7 @@ class LocalRunner:
         job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.write`."""
-        from icewright.actions.jobs import fingerprint, run_keyed
+        from icewright.runners.store import fingerprint, run_keyed
         from icewright.spark.job_spec import partition_types
         from icewright.spark.write import write_files
 
@@ -177,7 +177,7 @@ class LocalRunner:
         job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.rewrite`."""
-        from icewright.actions.jobs import fingerprint, run_keyed
+        from icewright.runners.store import fingerprint, run_keyed
         from icewright.spark.job_spec import partition_types
 
         def run() -> WriteResult:
@@ -194,7 +194,7 @@ class LocalRunner:
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where this runner keeps the results of keyed jobs of the table."""
-        from icewright.actions.jobs import JobStore
+        from icewright.runners.store import JobStore
 
         return JobStore.for_table(metadata, io, self._staging)
 

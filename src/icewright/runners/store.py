@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 from icewright.errors import IcewrightError
 
 if TYPE_CHECKING:
-    from icewright.actions.runner import Runner
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.local import Runner
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import WriteResult
     from icewright.spec.table_metadata import TableMetadata

@@ -3,14 +3,14 @@
 :class:`SparkSubmitSettings` holds what ``spark-submit`` needs, shaped like Airflow's
 ``spark`` connection (:meth:`SparkSubmitSettings.from_connection`: host is the master,
 extras ``deploy-mode``, ``queue``, ``namespace``, ``spark-binary``).
-:class:`SparkSubmitRunner` implements :class:`~icewright.actions.runner.Runner`: it writes
-a JSON job spec (:mod:`icewright.spark.job`) to the staging location, runs
+:class:`SparkSubmitRunner` implements :class:`~icewright.runners.local.Runner`: it writes
+a JSON job spec (:mod:`icewright.runners.job`) to the staging location, runs
 ``spark-submit`` with icewright shipped as a zip (``--py-files``) and a small launcher as
 the application, streams the output lines to ``log``, then reads the job's result
 document back and returns its ``DataFile`` descriptors, or raises the job's own error
 (same class of :mod:`icewright.errors`, same message). :meth:`SparkSubmitRunner.cancel`
 kills the application. Keyed jobs (``job_key``) store their result document at
-:meth:`JobStore.path <icewright.actions.jobs.JobStore.path>`, and a retry reuses it.
+:meth:`JobStore.path <icewright.runners.store.JobStore.path>`, and a retry reuses it.
 
 The commit stays in this process: the cluster needs no catalog credentials, only access
 to the table's files (and the staging location).
@@ -19,8 +19,8 @@ Detached mode (``SparkSubmitSettings(detach=True)``, for Airflow's deferrable op
 a keyed job without a stored result is started as a process that outlives the caller (its
 own session and process group, output to ``<digest>.log`` beside the result document when
 the staging location is local, else in the temporary directory), recorded in a pending
-document (:mod:`icewright.actions.jobs`), and the call raises
-:class:`~icewright.actions.jobs.JobSubmitted`. Calls with the same key then reuse the
+document (:mod:`icewright.runners.store`), and the call raises
+:class:`~icewright.runners.store.JobSubmitted`. Calls with the same key then reuse the
 result, or raise ``JobSubmitted`` again while the job runs. Jobs without a key and the
 table-less jobs (a source's schema, a view's analysis) still run attached: nothing could
 find their result later.
@@ -53,10 +53,10 @@ from typing import TYPE_CHECKING, Any
 from icewright.errors import IcewrightError, ValidationError
 
 if TYPE_CHECKING:
-    from icewright.actions.jobs import JobStore, JobSubmitted
-    from icewright.actions.runner import TableResolver
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.local import TableResolver
+    from icewright.runners.store import JobStore, JobSubmitted
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
@@ -100,7 +100,7 @@ class SparkSubmitSettings:
     default in cluster mode. ``icewright_installed``: the cluster's Python has icewright,
     so it is not shipped as a zip. ``conf`` entries override icewright's defaults.
     ``detach``: keyed table jobs are started detached and the call raises
-    :class:`~icewright.actions.jobs.JobSubmitted` (see the module docstring).
+    :class:`~icewright.runners.store.JobSubmitted` (see the module docstring).
     """
 
     master: str = "local[*]"
@@ -237,7 +237,7 @@ def _master(host: str | None, port: int | None) -> str:
 
 _SHIP_LOCK = threading.Lock()
 _SHIPPED: dict[str, str] = {}
-_LAUNCHER = "from icewright.spark.job import main\n\nraise SystemExit(main())\n"
+_LAUNCHER = "from icewright.runners.job import main\n\nraise SystemExit(main())\n"
 
 
 def _shipment() -> tuple[str, str]:
@@ -324,8 +324,8 @@ class SparkSubmitRunner:
         properties: Mapping[str, str] | None = None,
         job_key: str | None = None,
     ) -> WriteResult:
-        """See :meth:`Runner.write <icewright.actions.runner.Runner.write>`."""
-        from icewright.actions.jobs import fingerprint
+        """See :meth:`Runner.write <icewright.runners.local.Runner.write>`."""
+        from icewright.runners.store import fingerprint
 
         text, options = _source_text(source)
         mark = fingerprint(
@@ -354,8 +354,8 @@ class SparkSubmitRunner:
         properties: Mapping[str, str] | None = None,
         job_key: str | None = None,
     ) -> WriteResult:
-        """See :meth:`Runner.rewrite <icewright.actions.runner.Runner.rewrite>`."""
-        from icewright.actions.jobs import fingerprint
+        """See :meth:`Runner.rewrite <icewright.runners.local.Runner.rewrite>`."""
+        from icewright.runners.store import fingerprint
         from icewright.spark import job_spec as js
 
         types_ = js.partition_types(metadata)
@@ -370,7 +370,7 @@ class SparkSubmitRunner:
         return self._table_job(metadata, io, spec, job_key, mark)
 
     def source_schema(self, source: Source) -> Schema:
-        """See :meth:`Runner.source_schema <icewright.actions.runner.Runner.source_schema>`."""
+        """See :meth:`Runner.source_schema <icewright.runners.local.Runner.source_schema>`."""
         from icewright.spec.schema import Schema
 
         text, options = _source_text(source)
@@ -382,7 +382,7 @@ class SparkSubmitRunner:
     def analyze_view(
         self, sql: str, resolve: TableResolver
     ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
-        """See :meth:`Runner.analyze_view <icewright.actions.runner.Runner.analyze_view>`.
+        """See :meth:`Runner.analyze_view <icewright.runners.local.Runner.analyze_view>`.
 
         The job reports each referenced name it cannot place; it is resolved here (the
         catalog stays in this process) and the job runs again with it.
@@ -444,7 +444,7 @@ class SparkSubmitRunner:
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where keyed results of the table's jobs are kept (keys under :attr:`job_key`)."""
-        from icewright.actions.jobs import JobStore
+        from icewright.runners.store import JobStore
 
         staging = self.staging or _default_staging(metadata)
         return JobStore(io, staging, self._log, prefix=self.job_key)
@@ -495,7 +495,7 @@ class SparkSubmitRunner:
         just now is returned."""
         pending = store.read_pending(key)
         if pending is not None:
-            from icewright.actions.jobs import process_alive
+            from icewright.runners.store import process_alive
 
             if process_alive(pending) is not False:
                 self._log(
@@ -515,8 +515,8 @@ class SparkSubmitRunner:
         raise self._submit_detached(store, key, spec)
 
     def _submit_detached(self, store: JobStore, key: str, spec: dict[str, Any]) -> JobSubmitted:
-        from icewright.actions.jobs import process_start_ticks
-        from icewright.spark.job import JOB_FORMAT
+        from icewright.runners.job import JOB_FORMAT
+        from icewright.runners.store import process_start_ticks
 
         io = store.io
         result = store.path(key)
@@ -570,7 +570,7 @@ class SparkSubmitRunner:
     def _signal(
         self, store: JobStore, key: str, pending: Mapping[str, Any], state: str
     ) -> JobSubmitted:
-        from icewright.actions.jobs import JobSubmitted
+        from icewright.runners.store import JobSubmitted
         from icewright.spark.job_spec import io_to_json
 
         return JobSubmitted(
@@ -605,7 +605,7 @@ class SparkSubmitRunner:
         keep_result: bool,
     ) -> dict[str, Any]:
         """Submit the job; its result document (status ok or need-table), or raise."""
-        from icewright.spark.job import JOB_FORMAT
+        from icewright.runners.job import JOB_FORMAT
         from icewright.spark.job_spec import error_from_document
 
         name = uuid.uuid4().hex
@@ -731,7 +731,7 @@ class SparkSubmitRunner:
         return [*command, launcher, spec_path]
 
     def _env(self, io: FileIO | None) -> dict[str, str]:
-        from icewright.spark.job import IO_PROPERTIES_ENV
+        from icewright.runners.job import IO_PROPERTIES_ENV
 
         env = {
             k: v
@@ -767,7 +767,7 @@ def stop_detached(pending: Mapping[str, Any], timeout: float = 20.0) -> bool:
     """
     import time
 
-    from icewright.actions.jobs import process_alive
+    from icewright.runners.store import process_alive
 
     if process_alive(pending) is not True:
         return False
@@ -784,7 +784,7 @@ def stop_detached(pending: Mapping[str, Any], timeout: float = 20.0) -> bool:
 
 
 def _default_staging(metadata: TableMetadata) -> str:
-    from icewright.actions.jobs import default_staging
+    from icewright.runners.store import default_staging
 
     return default_staging(metadata.location)
 

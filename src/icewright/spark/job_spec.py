@@ -1,8 +1,8 @@
 """JSON forms of everything a Spark job hands across a process boundary.
 
 A ``spark-submit`` job gets its input as a JSON job spec and gives its output back as a
-JSON result document (:mod:`icewright.spark.job`); a stored job result is the same
-document (:mod:`icewright.actions.jobs`). This module round-trips, exactly:
+JSON result document (:mod:`icewright.runners.job`); a stored job result is the same
+document (:mod:`icewright.runners.store`). This module round-trips, exactly:
 
 * :class:`~icewright.manifest.data_file.DataFile` -- every field; lower/upper bounds and
   key metadata as base64 of their bytes (bounds stay Appendix D single-value bytes), the

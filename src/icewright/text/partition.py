@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from icewright.cli.tokens import TokenStream
 from icewright.errors import ValidationError
+from icewright.text.tokens import TokenStream
 
 __all__ = ["parse_partition_spec", "parse_sort_order"]
 

@@ -26,7 +26,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from icewright.cli.tokens import TokenStream
 from icewright.errors import ValidationError
 from icewright.spec.schema import Schema
 from icewright.spec.types import (
@@ -40,6 +39,7 @@ from icewright.spec.types import (
     StructType,
     parse_primitive,
 )
+from icewright.text.tokens import TokenStream
 
 __all__ = ["load_schema", "parse_schema", "read_text_argument"]
 

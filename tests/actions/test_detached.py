@@ -16,8 +16,8 @@ from icewright.actions import SparkSubmitRunner, SparkSubmitSettings, append, cr
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
 from icewright.io.base import load_file_io
-from icewright.runners.store import JobStore, JobSubmitted, process_alive
-from icewright.runners.submit import stop_detached
+from icewright.runners.detached import process_alive, stop_detached
+from icewright.runners.store import JobStore, JobSubmitted
 from icewright.spark.job_spec import error_document
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
@@ -180,7 +180,7 @@ def test_process_alive_tells_running_gone_and_unknown() -> None:
     import socket
     import subprocess
 
-    from icewright.runners.store import process_start_ticks
+    from icewright.runners.detached import process_start_ticks
 
     here = socket.gethostname()
     child = subprocess.Popen(["sleep", "30"], start_new_session=True)

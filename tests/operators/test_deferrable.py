@@ -19,7 +19,8 @@ from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import load_file_io
 from icewright.operators import IcebergAppendOperator
 from icewright.providers.job_triggers import IcebergSparkJobTrigger
-from icewright.runners.store import JobStore, JobSubmitted, process_alive, process_start_ticks
+from icewright.runners.detached import process_alive, process_start_ticks
+from icewright.runners.store import JobStore, JobSubmitted
 from icewright.spark.job_spec import error_document, io_to_json, ok_document
 from tests.support.airflow import (
     AirflowHome,

@@ -49,8 +49,10 @@ if TYPE_CHECKING:
         new_snapshots,
         snapshot_record,
     )
-    from icewright.runners.local import LocalRunner, Runner
-    from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
+    from icewright.runners.base import Runner
+    from icewright.runners.local import LocalRunner
+    from icewright.runners.settings import SparkSubmitSettings
+    from icewright.runners.submit import SparkSubmitRunner
 
 _EXPORTS: dict[str, str] = {
     "append": "append",
@@ -74,9 +76,9 @@ _EXPORTS: dict[str, str] = {
     "ViewResult": "results",
     "WaitResult": "results",
     "LocalRunner": "icewright.runners.local",
-    "Runner": "icewright.runners.local",
+    "Runner": "icewright.runners.base",
     "SparkSubmitRunner": "icewright.runners.submit",
-    "SparkSubmitSettings": "icewright.runners.submit",
+    "SparkSubmitSettings": "icewright.runners.settings",
 }
 
 __all__ = [

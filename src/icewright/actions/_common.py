@@ -11,7 +11,7 @@ from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
     from icewright.catalog import Catalog, Identifier, Table
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
 
 CatalogLike = Union["Catalog", str, Mapping[str, str], None]
 """A catalog, or what :func:`icewright.catalog.load_catalog` builds one from (None: the

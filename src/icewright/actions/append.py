@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from icewright.commit.update import CommitResult
     from icewright.io.base import FileIO
     from icewright.manifest.data_file import DataFile
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
     from icewright.spark.types import AddedColumn
     from icewright.spark.write import Source
     from icewright.spec.snapshots import Snapshot

@@ -21,7 +21,7 @@ from icewright.errors import TableAlreadyExists, ValidationError
 if TYPE_CHECKING:
     from icewright.catalog import Catalog, Identifier, Table
     from icewright.commit.table_ops import OrderLike, SpecLike
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
     from icewright.spark.write import Source
     from icewright.spec.schema import Schema
 

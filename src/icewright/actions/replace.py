@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from icewright.commit.update import CommitResult
     from icewright.expressions import Expression
     from icewright.manifest.data_file import DataFile
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source
 

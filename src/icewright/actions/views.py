@@ -12,7 +12,7 @@ from icewright.errors import NoSuchTable, ValidationError
 if TYPE_CHECKING:
     from icewright.catalog import Catalog, Identifier
     from icewright.io.base import FileIO
-    from icewright.runners.local import Runner, TableResolver
+    from icewright.runners.base import Runner, TableResolver
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 

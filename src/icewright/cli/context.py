@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icewright.catalog import Catalog, Identifier
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
 
 __all__ = ["MASTER_ENV", "Context", "read_config"]
 
@@ -186,7 +186,8 @@ class Context:
 
     def _submit_runner(self, master: str) -> Runner:
         try:
-            from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
+            from icewright.runners.settings import SparkSubmitSettings
+            from icewright.runners.submit import SparkSubmitRunner
         except ImportError as e:
             from icewright.errors import MissingDependency
 

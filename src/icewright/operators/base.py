@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
     from icewright.catalog import Catalog
     from icewright.providers.hooks import IcebergHook
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
     from icewright.runners.store import JobSubmitted
 
 __all__ = [

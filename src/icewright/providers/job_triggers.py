@@ -148,7 +148,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         return doc if isinstance(doc, dict) else None
 
     def _alive(self) -> bool | None:
-        from icewright.runners.store import process_alive
+        from icewright.runners.detached import process_alive
 
         return process_alive(self.pending)
 
@@ -157,7 +157,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         ``stop`` and it runs here. Whether it was stopped."""
         stopped = False
         if stop:
-            from icewright.runners.submit import stop_detached
+            from icewright.runners.detached import stop_detached
 
             stopped = stop_detached(self.pending)
         try:

@@ -16,7 +16,7 @@ from icewright.errors import ValidationError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from icewright.runners.local import Runner
+    from icewright.runners.base import Runner
 
 __all__ = ["runner_for"]
 
@@ -64,7 +64,8 @@ def runner_for(
 
         return LocalRunner()
     try:
-        from icewright.runners.submit import SparkSubmitRunner, SparkSubmitSettings
+        from icewright.runners.settings import SparkSubmitSettings
+        from icewright.runners.submit import SparkSubmitRunner
     except ImportError as e:  # the submit runner ships with icewright; guard partial installs
         raise ValidationError(
             f"spark-submit settings were given but the submit runner is unavailable: {e}"

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError, ValidationError
+from icewright.runners.local import LocalRunner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -96,7 +97,6 @@ def session() -> SparkSession:
 
 def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
     """Run the job ``spec`` describes on ``spark``: its status and result JSON."""
-    from icewright.runners.local import LocalRunner
     from icewright.spark import job_spec as js
 
     kind = spec.get("kind")

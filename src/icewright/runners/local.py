@@ -1,12 +1,6 @@
-"""Where the Spark work of an action runs: the :class:`Runner` protocol.
-
-An action plans and commits in this process; a runner runs the data jobs and hands back
-``DataFile`` descriptors (a :class:`~icewright.spark.write.WriteResult`) or a schema.
-:class:`LocalRunner` runs them on the in-process SparkSession
-(:func:`icewright.spark.session.local_session`: an active session is reused); a
-``spark-submit`` runner can implement the same three jobs later without any change to
-the actions, since each job's input is plain data (table metadata, scan tasks, a source
-or a SQL text): :class:`icewright.runners.submit.SparkSubmitRunner` does.
+"""The in-process runner: :class:`LocalRunner` runs an action's Spark jobs on the
+in-process SparkSession (:func:`icewright.spark.session.local_session`: an active session
+is reused). It implements :class:`~icewright.runners.base.Runner`.
 """
 
 from __future__ import annotations
@@ -17,79 +11,24 @@ import math
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from icewright.errors import IcewrightError, ValidationError
+from icewright.runners.base import Runner, TableResolver
+from icewright.runners.store import JobStore, fingerprint, run_keyed
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
-    from icewright.runners.store import JobStore
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["LocalRunner", "Runner", "TableResolver", "default_runner"]
-
-TableResolver = Callable[[tuple[str, ...]], "tuple[TableMetadata, FileIO] | None"]
-"""Looks a relation name (its parts, as written in SQL) up in the catalog: the table's
-metadata and FileIO, or None when it names no icewright table."""
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """Runs the Spark jobs of the actions; never touches catalog metadata."""
-
-    def write(
-        self,
-        metadata: TableMetadata,
-        io: FileIO,
-        source: Source,
-        *,
-        allow_schema_evolution: bool = False,
-        properties: Mapping[str, str] | None = None,
-        job_key: str | None = None,
-    ) -> WriteResult:
-        """Write ``source`` as data files of the table (current schema, spec and order).
-
-        ``properties`` override table properties for this job only. With ``job_key`` a
-        finished job's stored result is reused instead of running again
-        (:mod:`icewright.runners.store`), and a new result is stored under the key.
-        """
-        ...
-
-    def rewrite(
-        self,
-        metadata: TableMetadata,
-        io: FileIO,
-        tasks: Sequence[FileScanTask],
-        *,
-        keep: Expression | None = None,
-        properties: Mapping[str, str] | None = None,
-        job_key: str | None = None,
-    ) -> WriteResult:
-        """Read ``tasks`` (their deletes applied), keep the rows matching ``keep`` (an
-        unbound filter on the current schema; all rows when None), and write them in the
-        table's current schema, spec and sort order (``job_key`` as for :meth:`write`)."""
-        ...
-
-    def source_schema(self, source: Source) -> Schema:
-        """The Iceberg schema of ``source`` (fresh ids from 1; every column optional)."""
-        ...
-
-    def analyze_view(
-        self, sql: str, resolve: TableResolver
-    ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
-        """The schema of the query ``sql``, and the icewright tables it references."""
-        ...
-
-    def cancel(self) -> None:
-        """Stop the jobs running now (safe to call from another thread); they raise."""
-        ...
+__all__ = ["LocalRunner", "default_runner"]
 
 
 def default_runner() -> Runner:
@@ -134,7 +73,6 @@ class LocalRunner:
         job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.write`."""
-        from icewright.runners.store import fingerprint, run_keyed
         from icewright.spark.job_spec import partition_types
         from icewright.spark.write import write_files
 
@@ -177,7 +115,6 @@ class LocalRunner:
         job_key: str | None = None,
     ) -> WriteResult:
         """See :meth:`Runner.rewrite`."""
-        from icewright.runners.store import fingerprint, run_keyed
         from icewright.spark.job_spec import partition_types
 
         def run() -> WriteResult:
@@ -194,7 +131,6 @@ class LocalRunner:
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where this runner keeps the results of keyed jobs of the table."""
-        from icewright.runners.store import JobStore
 
         return JobStore.for_table(metadata, io, self._staging)
 

@@ -30,17 +30,16 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError
+from icewright.runners.base import Runner
 
 if TYPE_CHECKING:
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
-    from icewright.runners.local import Runner
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import WriteResult
     from icewright.spec.table_metadata import TableMetadata
@@ -55,8 +54,6 @@ __all__ = [
     "fingerprint",
     "forget_job",
     "job_key",
-    "process_alive",
-    "process_start_ticks",
     "run_keyed",
 ]
 
@@ -123,56 +120,6 @@ class JobSubmitted(IcewrightError):
             "io": dict(self.io),
             "pending": dict(self.pending),
         }
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks after boot, Linux ``/proc``), or None
-    where that cannot be read; it tells a reused process id from the original."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = text[text.rfind(")") + 2 :].split()
-    try:
-        return int(fields[19])  # field 22 of proc(5), counted from field 3
-    except (IndexError, ValueError):
-        return None
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode("ascii", "replace")
-    except OSError:
-        return False
-    return text[text.rfind(")") + 2 : text.rfind(")") + 3] == "Z"
-
-
-def process_alive(pending: Mapping[str, Any]) -> bool | None:
-    """Whether the detached process of a pending document still runs: True, False, or
-    None when this process cannot tell (another host, or a job that is not watched by
-    its process, as in cluster deploy mode where ``spark-submit`` returns early)."""
-    pid = pending.get("pid")
-    if not pending.get("watch-process", True) or not isinstance(pid, int) or pid <= 0:
-        return None
-    if pending.get("host") != socket.gethostname():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else: a reused id, checked below
-        pass
-    if _zombie(pid):
-        return False
-    started = pending.get("process-start")
-    if isinstance(started, int):
-        now = process_start_ticks(pid)
-        if now is not None and now != started:
-            return False  # the id was reused by another process
-    return True
 
 
 def default_staging(location: str) -> str:

@@ -1,9 +1,7 @@
 """The ``spark-submit`` runner: the actions' Spark jobs on a cluster (ISSUE4 section 4).
 
-:class:`SparkSubmitSettings` holds what ``spark-submit`` needs, shaped like Airflow's
-``spark`` connection (:meth:`SparkSubmitSettings.from_connection`: host is the master,
-extras ``deploy-mode``, ``queue``, ``namespace``, ``spark-binary``).
-:class:`SparkSubmitRunner` implements :class:`~icewright.runners.local.Runner`: it writes
+:class:`~icewright.runners.settings.SparkSubmitSettings` holds what ``spark-submit``
+needs. :class:`SparkSubmitRunner` implements :class:`~icewright.runners.base.Runner`: it writes
 a JSON job spec (:mod:`icewright.runners.job`) to the staging location, runs
 ``spark-submit`` with icewright shipped as a zip (``--py-files``) and a small launcher as
 the application, streams the output lines to ``log``, then reads the job's result
@@ -18,7 +16,8 @@ to the table's files (and the staging location).
 Detached mode (``SparkSubmitSettings(detach=True)``, for Airflow's deferrable operators):
 a keyed job without a stored result is started as a process that outlives the caller (its
 own session and process group, output to ``<digest>.log`` beside the result document when
-the staging location is local, else in the temporary directory), recorded in a pending
+the staging location is local, else in the temporary directory; its process is watched
+and stopped through :mod:`icewright.runners.detached`), recorded in a pending
 document (:mod:`icewright.runners.store`), and the call raises
 :class:`~icewright.runners.store.JobSubmitted`. Calls with the same key then reuse the
 result, or raise ``JobSubmitted`` again while the job runs. Jobs without a key and the
@@ -30,207 +29,47 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
 import json
 import logging
 import os
 import re
-import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
-import types
 import uuid
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError, ValidationError
+from icewright.runners.base import TableResolver
+from icewright.runners.detached import (
+    kill_group,
+    local_log_path,
+    process_alive,
+    process_start_ticks,
+    reap_group,
+    stop_detached,
+)
+from icewright.runners.job import IO_PROPERTIES_ENV, JOB_FORMAT
+from icewright.runners.settings import SparkSubmitSettings
+from icewright.runners.store import JobStore, JobSubmitted, default_staging, fingerprint
 
 if TYPE_CHECKING:
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
-    from icewright.runners.local import TableResolver
-    from icewright.runners.store import JobStore, JobSubmitted
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["SPARK_BINARIES", "SparkSubmitRunner", "SparkSubmitSettings", "stop_detached"]
+__all__ = ["SparkSubmitRunner"]
 
-SPARK_BINARIES = ("spark-submit", "spark2-submit", "spark3-submit")
-"""The only ``spark-binary`` values a connection's extras may name (as Airflow allows:
-whoever edits a connection must not choose the command that runs)."""
-
-_DEPLOY_MODES = ("client", "cluster")
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
 _APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
 _TAIL_LINES = 40
-
-
-def _frozen(mapping: Mapping[str, Any] | None, what: str) -> Mapping[str, str]:
-    if mapping is None:
-        return types.MappingProxyType({})
-    if not isinstance(mapping, Mapping):
-        raise ValidationError(f"{what} must be a mapping of strings, got {mapping!r}")
-    return types.MappingProxyType({str(k): str(v) for k, v in mapping.items()})
-
-
-def _names(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(p.strip() for p in value.split(",") if p.strip())
-    return tuple(str(v) for v in value)
-
-
-@dataclass(frozen=True)
-class SparkSubmitSettings:
-    """How to run ``spark-submit``.
-
-    ``master``: ``local[2]``, ``spark://host:7077``, ``yarn``, ``k8s://https://...``.
-    ``python``: the interpreter of the driver and the executors
-    (``spark.pyspark.python``); default: this interpreter in client mode, the cluster's
-    default in cluster mode. ``icewright_installed``: the cluster's Python has icewright,
-    so it is not shipped as a zip. ``conf`` entries override icewright's defaults.
-    ``detach``: keyed table jobs are started detached and the call raises
-    :class:`~icewright.runners.store.JobSubmitted` (see the module docstring).
-    """
-
-    master: str = "local[*]"
-    deploy_mode: str = "client"
-    queue: str | None = None
-    namespace: str | None = None
-    spark_binary: str = "spark-submit"
-    conf: Mapping[str, str] = field(default_factory=dict, hash=False)
-    packages: tuple[str, ...] = ()
-    py_files: tuple[str, ...] = ()
-    driver_memory: str | None = None
-    executor_memory: str | None = None
-    num_executors: int | None = None
-    env: Mapping[str, str] = field(default_factory=dict, hash=False)
-    python: str | None = None
-    name: str = "icewright"
-    icewright_installed: bool = False
-    kill_timeout: float = 20.0
-    detach: bool = False
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        if not isinstance(self.master, str) or not self.master.strip():
-            raise ValidationError("SparkSubmitSettings needs a master (e.g. 'local[2]', 'yarn')")
-        if self.deploy_mode not in _DEPLOY_MODES:
-            raise ValidationError(
-                f"deploy_mode must be 'client' or 'cluster', got {self.deploy_mode!r}"
-            )
-        if not isinstance(self.spark_binary, str) or not self.spark_binary:
-            raise ValidationError("spark_binary must be a command name or a path")
-        if self.num_executors is not None and (
-            isinstance(self.num_executors, bool)
-            or not isinstance(self.num_executors, int)
-            or self.num_executors < 1
-        ):
-            raise ValidationError(f"num_executors must be a positive integer: {self.num_executors}")
-        set_(self, "conf", _frozen(self.conf, "conf"))
-        set_(self, "env", _frozen(self.env, "env"))
-        set_(self, "packages", _names(self.packages))
-        set_(self, "py_files", _names(self.py_files))
-
-    @classmethod
-    def from_connection(
-        cls,
-        host: str | None,
-        port: int | None,
-        extra: Mapping[str, Any] | None,
-        **overrides: Any,
-    ) -> SparkSubmitSettings:
-        """Settings from an Airflow ``spark`` connection's fields.
-
-        The master is the host, with ``:<port>`` when a port is given (``spark://h`` and
-        7077 give ``spark://h:7077``; a bare host name is a standalone master,
-        ``spark://<host>``); ``yarn``, ``local[...]`` and ``k8s://...`` pass through. Extras
-        (as Airflow reads them): ``deploy-mode``, ``queue``, ``namespace`` (sets
-        ``spark.kubernetes.namespace``), ``spark-binary`` (one of :data:`SPARK_BINARIES`),
-        ``spark-home`` (the binary is ``<spark-home>/bin/<spark-binary>``). ``overrides``
-        set any field and win over the connection.
-        """
-        extra = dict(extra or {})
-        values: dict[str, Any] = {"master": _master(host, port)}
-        deploy_mode = extra.get("deploy-mode", extra.get("deploy_mode"))
-        if deploy_mode:
-            values["deploy_mode"] = str(deploy_mode)
-        for key in ("queue", "namespace"):
-            if extra.get(key):
-                values[key] = str(extra[key])
-        binary = extra.get("spark-binary", extra.get("spark_binary"))
-        if binary:
-            if binary not in SPARK_BINARIES:
-                raise ValidationError(
-                    f"the connection's spark-binary {binary!r} is not allowed: use one of "
-                    f"{', '.join(SPARK_BINARIES)} (or pass spark_binary= in code)"
-                )
-            values["spark_binary"] = binary
-        home = extra.get("spark-home", extra.get("spark_home"))
-        if home:
-            values["spark_binary"] = str(
-                Path(str(home)) / "bin" / values.get("spark_binary", "spark-submit")
-            )
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValidationError(
-                f"unknown SparkSubmitSettings fields {unknown}: use {', '.join(sorted(known))}"
-            )
-        return cls(**{**values, **overrides})
-
-    @property
-    def is_standalone(self) -> bool:
-        """Whether the master is a Spark standalone master (``spark://``)."""
-        return self.master.startswith("spark://")
-
-    def binary(self) -> str:
-        """The ``spark-submit`` executable: a path as given, else found on PATH, else
-        PySpark's own ``bin/spark-submit``."""
-        if os.sep in self.spark_binary:
-            return self.spark_binary
-        found = shutil.which(self.spark_binary)
-        if found:
-            return found
-        import pyspark
-
-        own = Path(pyspark.__file__).parent / "bin" / self.spark_binary
-        if own.exists():
-            return str(own)
-        raise ValidationError(
-            f"cannot find {self.spark_binary!r} on PATH nor in PySpark's bin directory; "
-            "install Spark or pass spark_binary='/path/to/spark-submit'"
-        )
-
-    def driver_python(self) -> str | None:
-        """The Python of the driver and executors, or None for the cluster's default."""
-        if self.python:
-            return self.python
-        return sys.executable if self.deploy_mode == "client" else None
-
-
-def _master(host: str | None, port: int | None) -> str:
-    if host is None or not str(host).strip():
-        return "local[*]"
-    host = str(host).strip()
-    bare = "://" not in host and not host.startswith(("local", "yarn"))
-    if bare:
-        host = f"spark://{host}"
-    if port:
-        authority = host.split("://", 1)[1] if "://" in host else host
-        if not re.search(r":\d+$", authority):
-            host = f"{host}:{int(port)}"
-    return host
 
 
 # --- shipping icewright ------------------------------------------------------------------
@@ -324,8 +163,7 @@ class SparkSubmitRunner:
         properties: Mapping[str, str] | None = None,
         job_key: str | None = None,
     ) -> WriteResult:
-        """See :meth:`Runner.write <icewright.runners.local.Runner.write>`."""
-        from icewright.runners.store import fingerprint
+        """See :meth:`Runner.write <icewright.runners.base.Runner.write>`."""
 
         text, options = _source_text(source)
         mark = fingerprint(
@@ -354,8 +192,7 @@ class SparkSubmitRunner:
         properties: Mapping[str, str] | None = None,
         job_key: str | None = None,
     ) -> WriteResult:
-        """See :meth:`Runner.rewrite <icewright.runners.local.Runner.rewrite>`."""
-        from icewright.runners.store import fingerprint
+        """See :meth:`Runner.rewrite <icewright.runners.base.Runner.rewrite>`."""
         from icewright.spark import job_spec as js
 
         types_ = js.partition_types(metadata)
@@ -370,7 +207,7 @@ class SparkSubmitRunner:
         return self._table_job(metadata, io, spec, job_key, mark)
 
     def source_schema(self, source: Source) -> Schema:
-        """See :meth:`Runner.source_schema <icewright.runners.local.Runner.source_schema>`."""
+        """See :meth:`Runner.source_schema <icewright.runners.base.Runner.source_schema>`."""
         from icewright.spec.schema import Schema
 
         text, options = _source_text(source)
@@ -382,7 +219,7 @@ class SparkSubmitRunner:
     def analyze_view(
         self, sql: str, resolve: TableResolver
     ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
-        """See :meth:`Runner.analyze_view <icewright.runners.local.Runner.analyze_view>`.
+        """See :meth:`Runner.analyze_view <icewright.runners.base.Runner.analyze_view>`.
 
         The job reports each referenced name it cannot place; it is resolved here (the
         catalog stays in this process) and the job runs again with it.
@@ -440,11 +277,10 @@ class SparkSubmitRunner:
                     timeout=120,
                     check=False,
                 )
-        _kill_group(process, s.kill_timeout)
+        kill_group(process, s.kill_timeout)
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where keyed results of the table's jobs are kept (keys under :attr:`job_key`)."""
-        from icewright.runners.store import JobStore
 
         staging = self.staging or _default_staging(metadata)
         return JobStore(io, staging, self._log, prefix=self.job_key)
@@ -495,8 +331,6 @@ class SparkSubmitRunner:
         just now is returned."""
         pending = store.read_pending(key)
         if pending is not None:
-            from icewright.runners.store import process_alive
-
             if process_alive(pending) is not False:
                 self._log(
                     f"the detached Spark job of key {key!r} (pid {pending.get('pid')} on "
@@ -515,8 +349,6 @@ class SparkSubmitRunner:
         raise self._submit_detached(store, key, spec)
 
     def _submit_detached(self, store: JobStore, key: str, spec: dict[str, Any]) -> JobSubmitted:
-        from icewright.runners.job import JOB_FORMAT
-        from icewright.runners.store import process_start_ticks
 
         io = store.io
         result = store.path(key)
@@ -526,7 +358,7 @@ class SparkSubmitRunner:
             spec_path,
             json.dumps({"format": JOB_FORMAT, "version": 1, **spec, "result": result}).encode(),
         )
-        log_path = _local_log_path(result)
+        log_path = local_log_path(result)
         zip_path, launcher = _shipment()
         command = self._command(spec_path, zip_path, launcher)
         with self._lock:
@@ -570,7 +402,6 @@ class SparkSubmitRunner:
     def _signal(
         self, store: JobStore, key: str, pending: Mapping[str, Any], state: str
     ) -> JobSubmitted:
-        from icewright.runners.store import JobSubmitted
         from icewright.spark.job_spec import io_to_json
 
         return JobSubmitted(
@@ -605,7 +436,6 @@ class SparkSubmitRunner:
         keep_result: bool,
     ) -> dict[str, Any]:
         """Submit the job; its result document (status ok or need-table), or raise."""
-        from icewright.runners.job import JOB_FORMAT
         from icewright.spark.job_spec import error_from_document
 
         name = uuid.uuid4().hex
@@ -674,12 +504,12 @@ class SparkSubmitRunner:
                 self._log(line)
             code = process.wait()
         except BaseException:
-            _kill_group(process, self.settings.kill_timeout)
+            kill_group(process, self.settings.kill_timeout)
             raise
         finally:
             with self._lock:
                 self._process = None
-        _reap_group(process)
+        reap_group(process)
         self._log(f"spark-submit finished with exit code {code}")
         return code, list(tail)
 
@@ -731,7 +561,6 @@ class SparkSubmitRunner:
         return [*command, launcher, spec_path]
 
     def _env(self, io: FileIO | None) -> dict[str, str]:
-        from icewright.runners.job import IO_PROPERTIES_ENV
 
         env = {
             k: v
@@ -748,61 +577,6 @@ class SparkSubmitRunner:
         return env
 
 
-def _local_log_path(result: str) -> str:
-    """The log file of a detached job: beside its result when that is a local path, else
-    in the temporary directory (a process writes its output to a local file)."""
-    local = result[len("file://") :] if result.startswith("file://") else result
-    if "://" not in local and os.path.isdir(os.path.dirname(local) or "."):
-        return local[: -len(".json")] + ".log"
-    folder = Path(tempfile.gettempdir()) / "icewright-jobs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / (Path(local).name[: -len(".json")] + ".log"))
-
-
-def stop_detached(pending: Mapping[str, Any], timeout: float = 20.0) -> bool:
-    """Stop the detached job of a pending document (SIGTERM to its process group, SIGKILL
-    after ``timeout`` seconds) when it runs on this host; whether it was running here.
-
-    The job's own SIGTERM handler deletes the files it wrote and leaves an error document.
-    """
-    import time
-
-    from icewright.runners.store import process_alive
-
-    if process_alive(pending) is not True:
-        return False
-    pid = int(pending["pid"])
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and process_alive(pending):
-            time.sleep(0.2)
-        if not process_alive(pending):
-            break
-    return True
-
-
 def _default_staging(metadata: TableMetadata) -> str:
-    from icewright.runners.store import default_staging
 
     return default_staging(metadata.location)
-
-
-def _kill_group(process: subprocess.Popen[str], timeout: float) -> None:
-    """SIGTERM the process group of ``process``; SIGKILL what is left after ``timeout``."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=timeout)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    _reap_group(process)
-
-
-def _reap_group(process: subprocess.Popen[str]) -> None:
-    """Kill whatever of the group outlived the ``spark-submit`` process itself."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)

@@ -1,0 +1,79 @@
+"""Where the Spark work of an action runs: the :class:`Runner` protocol.
+
+An action plans and commits in this process; a runner runs the data jobs and hands back
+``DataFile`` descriptors (a :class:`~icewright.spark.write.WriteResult`) or a schema.
+Each job's input is plain data (table metadata, scan tasks, a source or a SQL text), so
+the in-process :class:`~icewright.runners.local.LocalRunner` and the ``spark-submit``
+:class:`~icewright.runners.submit.SparkSubmitRunner` are interchangeable to the actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from icewright.expressions import Expression
+    from icewright.io.base import FileIO
+    from icewright.scan.tasks import FileScanTask
+    from icewright.spark.write import Source, WriteResult
+    from icewright.spec.schema import Schema
+    from icewright.spec.table_metadata import TableMetadata
+
+__all__ = ["Runner", "TableResolver"]
+
+TableResolver = Callable[[tuple[str, ...]], "tuple[TableMetadata, FileIO] | None"]
+"""Looks a relation name (its parts, as written in SQL) up in the catalog: the table's
+metadata and FileIO, or None when it names no icewright table."""
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """Runs the Spark jobs of the actions; never touches catalog metadata."""
+
+    def write(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        *,
+        allow_schema_evolution: bool = False,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> WriteResult:
+        """Write ``source`` as data files of the table (current schema, spec and order).
+
+        ``properties`` override table properties for this job only. With ``job_key`` a
+        finished job's stored result is reused instead of running again
+        (:mod:`icewright.runners.store`), and a new result is stored under the key.
+        """
+        ...
+
+    def rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        keep: Expression | None = None,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> WriteResult:
+        """Read ``tasks`` (their deletes applied), keep the rows matching ``keep`` (an
+        unbound filter on the current schema; all rows when None), and write them in the
+        table's current schema, spec and sort order (``job_key`` as for :meth:`write`)."""
+        ...
+
+    def source_schema(self, source: Source) -> Schema:
+        """The Iceberg schema of ``source`` (fresh ids from 1; every column optional)."""
+        ...
+
+    def analyze_view(
+        self, sql: str, resolve: TableResolver
+    ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
+        """The schema of the query ``sql``, and the icewright tables it references."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the jobs running now (safe to call from another thread); they raise."""
+        ...

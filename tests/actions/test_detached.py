@@ -15,7 +15,7 @@ import pytest
 from icewright.actions import SparkSubmitRunner, SparkSubmitSettings, append, create
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
-from icewright.io.base import load_file_io
+from icewright.io.loader import load_file_io
 from icewright.runners.detached import process_alive, stop_detached
 from icewright.runners.store import JobStore, JobSubmitted
 from icewright.spark.job_spec import error_document

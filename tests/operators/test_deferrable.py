@@ -16,7 +16,7 @@ import pytest
 
 from icewright.catalog import load_catalog
 from icewright.errors import IcewrightError, ValidationError
-from icewright.io.base import load_file_io
+from icewright.io.loader import load_file_io
 from icewright.operators import IcebergAppendOperator
 from icewright.providers.job_triggers import IcebergSparkJobTrigger
 from icewright.runners.detached import process_alive, process_start_ticks

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from icewright.errors import ValidationError
 from icewright.spec.types import (
@@ -36,7 +36,6 @@ from icewright.spec.types import (
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from icewright.commit.schema_update import UpdateSchema
     from icewright.spec.schema import Schema
 
 _ROOT_ID = -1  # the table's own struct, as in schema_update.ROOT_ID
@@ -45,8 +44,32 @@ NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 """Table property holding the name mapping; kept in step with renames and adds."""
 
 
+class ColumnChanges(Protocol):
+    """The schema changes a union applies: what it needs of
+    :class:`~icewright.commit.schema_update.UpdateSchema` (named here, so this module
+    does not import the class that calls it)."""
+
+    def add_field(
+        self,
+        parent_id: int,
+        name: str,
+        field_type: IcebergType,
+        *,
+        doc: str | None = None,
+        required: bool = False,
+        initial_default: Any = None,
+        write_default: Any = None,
+    ) -> int: ...
+
+    def make_column_optional(self, path: str) -> object: ...
+
+    def update_column(self, path: str, new_type: PrimitiveType) -> object: ...
+
+    def update_column_doc(self, path: str, doc: str | None) -> object: ...
+
+
 def union_by_name(
-    update: UpdateSchema,
+    update: ColumnChanges,
     existing: Schema,
     new_schema: Schema,
     *,
@@ -71,7 +94,7 @@ def _kind(t: IcebergType) -> str:
 
 class _Union:
     def __init__(
-        self, update: UpdateSchema, existing: Schema, case_sensitive: bool, format_version: int
+        self, update: ColumnChanges, existing: Schema, case_sensitive: bool, format_version: int
     ) -> None:
         self._update = update
         self._existing = existing

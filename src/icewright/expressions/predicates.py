@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from icewright.errors import ValidationError
 from icewright.expressions.operations import ORDERINGS, Operation
+from icewright.expressions.text import predicate_sql
 from icewright.spec.types import DoubleType, FloatType, IcebergType
 
 # --- expressions -----------------------------------------------------------------
@@ -66,8 +67,6 @@ class Expression:
         return not_(self)
 
     def __str__(self) -> str:
-        from icewright.expressions.text import to_sql
-
         return to_sql(self)
 
 
@@ -462,3 +461,28 @@ def rewrite_not(expr: Expression) -> Expression:
     if isinstance(expr, Or):
         return or_(rewrite_not(expr.left), rewrite_not(expr.right))
     return expr
+
+
+def to_sql(expr: Expression, _parent: int = 0) -> str:
+    """SQL-like text of ``expr`` that :func:`icewright.expressions.parse` reads back.
+
+    Bound predicates render with their full column names.
+    """
+    # precedence: OR 1, AND 2, NOT 3; a child of lower precedence than its parent gets parens
+    if expr is ALWAYS_TRUE:
+        return "TRUE"
+    if expr is ALWAYS_FALSE:
+        return "FALSE"
+    if isinstance(expr, Or):
+        text = f"{to_sql(expr.left, 1)} OR {to_sql(expr.right, 1)}"
+        return f"({text})" if _parent > 1 else text
+    if isinstance(expr, And):
+        text = f"{to_sql(expr.left, 2)} AND {to_sql(expr.right, 2)}"
+        return f"({text})" if _parent > 2 else text
+    if isinstance(expr, Not):
+        return f"NOT ({to_sql(expr.child, 0)})"
+    if isinstance(expr, UnboundPredicate):
+        return predicate_sql(expr.op, expr.term.name, expr.literals)
+    if isinstance(expr, BoundPredicate):
+        return predicate_sql(expr.op, expr.term.name, expr.literals)
+    raise ValidationError(f"{expr!r} is not an expression")

@@ -1,4 +1,6 @@
-"""SQL-like text of expressions, as :func:`icewright.expressions.parse` reads it back."""
+"""SQL-like text of expressions, as :func:`icewright.expressions.parse` reads it back: the
+names, literals and single predicates; :func:`icewright.expressions.predicates.to_sql`
+puts them together for a whole expression."""
 
 from __future__ import annotations
 
@@ -9,20 +11,9 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from icewright.errors import ValidationError
 from icewright.expressions.operations import Operation
-from icewright.expressions.predicates import (
-    ALWAYS_FALSE,
-    ALWAYS_TRUE,
-    And,
-    BoundPredicate,
-    Expression,
-    Not,
-    Or,
-    UnboundPredicate,
-)
 
-__all__ = ["literal_to_sql", "quote_name", "to_sql"]
+__all__ = ["literal_to_sql", "predicate_sql", "quote_name"]
 
 _KEYWORDS = frozenset(
     {"and", "or", "not", "in", "is", "null", "nan", "like", "true", "false", "between"}
@@ -83,7 +74,8 @@ def _like_pattern(prefix: str) -> str:
     return _quote_string(escaped + "%")
 
 
-def _predicate_sql(op: Operation, name: str, literals: tuple[Any, ...]) -> str:
+def predicate_sql(op: Operation, name: str, literals: tuple[Any, ...]) -> str:
+    """One predicate (``op`` on column ``name`` with ``literals``) as the parser reads it."""
     col = quote_name(name)
     if op is Operation.IS_NULL:
         return f"{col} IS NULL"
@@ -103,28 +95,3 @@ def _predicate_sql(op: Operation, name: str, literals: tuple[Any, ...]) -> str:
         keyword = "IN" if op is Operation.IN else "NOT IN"
         return f"{col} {keyword} ({', '.join(literal_to_sql(v) for v in literals)})"
     return f"{col} {_OPERATOR_TEXT[op]} {literal_to_sql(literals[0])}"
-
-
-def to_sql(expr: Expression, _parent: int = 0) -> str:
-    """SQL-like text of ``expr`` that :func:`icewright.expressions.parse` reads back.
-
-    Bound predicates render with their full column names.
-    """
-    # precedence: OR 1, AND 2, NOT 3; a child of lower precedence than its parent gets parens
-    if expr is ALWAYS_TRUE:
-        return "TRUE"
-    if expr is ALWAYS_FALSE:
-        return "FALSE"
-    if isinstance(expr, Or):
-        text = f"{to_sql(expr.left, 1)} OR {to_sql(expr.right, 1)}"
-        return f"({text})" if _parent > 1 else text
-    if isinstance(expr, And):
-        text = f"{to_sql(expr.left, 2)} AND {to_sql(expr.right, 2)}"
-        return f"({text})" if _parent > 2 else text
-    if isinstance(expr, Not):
-        return f"NOT ({to_sql(expr.child, 0)})"
-    if isinstance(expr, UnboundPredicate):
-        return _predicate_sql(expr.op, expr.term.name, expr.literals)
-    if isinstance(expr, BoundPredicate):
-        return _predicate_sql(expr.op, expr.term.name, expr.literals)
-    raise ValidationError(f"{expr!r} is not an expression")

@@ -8,7 +8,8 @@ and absolute paths. Every FileIO offers an atomic create-if-absent write,
 
 from __future__ import annotations
 
-from icewright.io.base import S3_SCHEMES, ArrowFileSystem, FileInfo, FileIO, load_file_io
+from icewright.io.base import S3_SCHEMES, ArrowFileSystem, FileInfo, FileIO
+from icewright.io.loader import load_file_io
 from icewright.io.local import LocalFileIO
 from icewright.io.s3 import S3FileIO  # boto3 itself is imported on first use
 

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
-from icewright.errors import ValidationError
-
 if TYPE_CHECKING:
     import pyarrow.fs
 
@@ -27,7 +25,6 @@ __all__ = [
     "ArrowFileSystem",
     "FileIO",
     "FileInfo",
-    "load_file_io",
 ]
 
 #: URI schemes served by :class:`icewright.io.s3.S3FileIO` (``s3a``/``s3n`` are
@@ -146,26 +143,3 @@ def uri_scheme(location: str) -> str | None:
     if not all(c.isalnum() or c in "+-." for c in head):
         return None
     return head.lower()
-
-
-def load_file_io(location: str, properties: Mapping[str, str] | None = None) -> FileIO:
-    """Choose a FileIO for ``location`` by its URI scheme.
-
-    ``s3://``, ``s3a://`` and ``s3n://`` give an S3 FileIO; ``file:`` URIs and
-    absolute local paths give a local one. ``properties`` are Iceberg's FileIO
-    properties (``s3.endpoint``, ``s3.region``, ...).
-    """
-    scheme = uri_scheme(location)
-    if scheme in S3_SCHEMES:
-        from icewright.io.s3 import S3FileIO
-
-        return S3FileIO(properties)
-    if scheme == "file" or (scheme is None and location.startswith("/")):
-        from icewright.io.local import LocalFileIO
-
-        return LocalFileIO(properties)
-    raise ValidationError(
-        f"Unsupported location {location!r}: icewright can read and write "
-        "s3://, s3a://, s3n:// and file:// (or file:/) URIs and absolute local paths. "
-        "Use one of those schemes, or an absolute path for a local warehouse."
-    )

@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
+from icewright.catalog import Catalog, default_catalog, load_catalog
 from icewright.errors import IcewrightError, ValidationError
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
-    from icewright.catalog import Catalog
-
-__all__ = ["IcebergHook"]
+__all__ = ["IcebergHook", "catalog_for"]
 
 _SECRET_MARKERS = ("secret", "password", "token", "credential")
 """Catalog property keys holding a secret contain one of these."""
@@ -232,8 +231,6 @@ class IcebergHook(BaseHook):
     def get_catalog(self) -> Catalog:
         """The catalog (built once per hook)."""
         if self._catalog is None:
-            from icewright.catalog import default_catalog, load_catalog
-
             props = self.catalog_properties()
             if self._embedded:
                 self._catalog = default_catalog()
@@ -270,3 +267,15 @@ def _mask_url_password(uri: str) -> None:
         return
     if url.password:
         _mask(url.password)
+
+
+def catalog_for(iceberg_conn_id: str | None) -> Catalog:
+    """The catalog an Airflow connection id names; None: the embedded default catalog.
+
+    The connection is read through :class:`IcebergHook` (which also gives the embedded
+    default for the default connection id when no such connection exists). The sensor
+    and the triggers watch tables through this.
+    """
+    if iceberg_conn_id is None:
+        return default_catalog()
+    return IcebergHook(iceberg_conn_id=iceberg_conn_id).get_catalog()

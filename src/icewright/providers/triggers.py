@@ -50,7 +50,7 @@ from icewright.actions.watch import (
     stable_digest,
 )
 from icewright.errors import NoSuchTable, ValidationError
-from icewright.sensors.watch import catalog_for
+from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset

@@ -165,7 +165,7 @@ def _source(spec: Mapping[str, Any]) -> Source:
 
 
 def _read_spec(location: str) -> dict[str, Any]:
-    from icewright.io.base import load_file_io
+    from icewright.io.loader import load_file_io
 
     if os.path.isfile(location):
         with open(location, "rb") as f:

@@ -415,7 +415,7 @@ class SparkSubmitRunner:
         )
 
     def _tableless_job(self, spec: dict[str, Any]) -> dict[str, Any]:
-        from icewright.io.base import load_file_io
+        from icewright.io.loader import load_file_io
         from icewright.spark.job_spec import io_to_json
 
         if self.staging is not None:

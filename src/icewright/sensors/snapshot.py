@@ -40,7 +40,7 @@ from icewright.actions.watch import (
     Watermark,
 )
 from icewright.errors import IcewrightError, ValidationError
-from icewright.sensors.watch import catalog_for
+from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

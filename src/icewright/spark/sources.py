@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from icewright.errors import IcewrightError, ValidationError
-from icewright.io.base import load_file_io, uri_scheme
+from icewright.io.base import uri_scheme
+from icewright.io.loader import load_file_io
 
 __all__ = [
     "FORMATS",

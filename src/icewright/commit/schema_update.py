@@ -25,8 +25,10 @@ from icewright.commit.union_by_name import NAME_MAPPING_PROPERTY, update_name_ma
 from icewright.commit.union_by_name import union_by_name as _union_by_name
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.schema import Schema, walk_fields
-from icewright.spec.snapshots import StringMap
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     IcebergType,

@@ -31,6 +31,9 @@ from icewright.errors import (
     UnsupportedFormatVersion,
     ValidationError,
 )
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.partitioning import (
     PARTITION_DATA_ID_START,
     UNPARTITIONED_PARTITION_SPEC,
@@ -39,7 +42,9 @@ from icewright.spec.partitioning import (
     build_partition_spec,
 )
 from icewright.spec.schema import Schema
-from icewright.spec.snapshots import MAIN_BRANCH, StringMap
+from icewright.spec.snapshots import (
+    MAIN_BRANCH,
+)
 from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder, build_sort_order
 from icewright.spec.table_metadata import (
     RESERVED_PROPERTIES,

@@ -41,7 +41,7 @@ from icewright.spec.partitioning import (
     PartitionSpec,
     build_partition_spec,
 )
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, reassign_ids
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
 )
@@ -53,10 +53,6 @@ from icewright.spec.table_metadata import (
 )
 from icewright.spec.transforms import VOID
 from icewright.spec.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    NestedField,
     PrimitiveType,
     StructType,
 )
@@ -308,27 +304,9 @@ def _assign_ids_like(schema: Schema, base: Schema, last_column_id: int) -> tuple
             counter[0] += 1
             return counter[0]
 
-    def struct_fields(fields: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
-        new_ids = [id_for(f.field_id) for f in fields]
-        return tuple(
-            dataclasses.replace(f, field_id=i, field_type=visit(f.field_type))
-            for i, f in zip(new_ids, fields, strict=True)
-        )
-
-    def visit(t: IcebergType) -> IcebergType:
-        if isinstance(t, StructType):
-            return StructType(*struct_fields(t.fields))
-        if isinstance(t, ListType):
-            element_id = id_for(t.element_id)
-            return ListType(element_id, visit(t.element_type), t.element_required)
-        if isinstance(t, MapType):
-            key_id, value_id = id_for(t.key_id), id_for(t.value_id)
-            return MapType(
-                key_id, visit(t.key_type), value_id, visit(t.value_type), t.value_required
-            )
-        return t
-
-    fields = struct_fields(schema.fields)
+    struct = reassign_ids(StructType(*schema.fields), id_for)
+    assert isinstance(struct, StructType)
+    fields = struct.fields
     probe = Schema(*fields)
     identifiers = tuple(
         probe.find_field(schema.column_name(i)).field_id for i in schema.identifier_field_ids

@@ -6,7 +6,9 @@ identifier fields. Lookups by field id and by dotted name cover nested fields.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -260,3 +262,54 @@ def walk_fields(
         t = f.field_type
         if isinstance(t, StructType | ListType | MapType):
             yield from walk_fields(t.fields, path)
+
+
+def reassign_ids(t: IcebergType, new_id: Callable[[int], int]) -> IcebergType:
+    """``t`` with every nested field id replaced by ``new_id(old id)``, called in Iceberg
+    Java's ``TypeUtil.assignFreshIds`` order: a struct's own fields first, then each one's
+    nested type; a list's element, a map's key then value, before going deeper.
+
+    This order is the one every writer of fresh ids uses (new tables, replaced schemas,
+    added columns, parsed schema text, Spark schemas), so the same columns always get the
+    same ids as Java gives them.
+    """
+    if isinstance(t, StructType):
+        ids = [new_id(f.field_id) for f in t.fields]
+        return StructType(
+            *[
+                dataclasses.replace(f, field_id=i, field_type=reassign_ids(f.field_type, new_id))
+                for i, f in zip(ids, t.fields, strict=True)
+            ]
+        )
+    if isinstance(t, ListType):
+        element_id = new_id(t.element_id)
+        return ListType(element_id, reassign_ids(t.element_type, new_id), t.element_required)
+    if isinstance(t, MapType):
+        key_id, value_id = new_id(t.key_id), new_id(t.value_id)
+        return MapType(
+            key_id,
+            reassign_ids(t.key_type, new_id),
+            value_id,
+            reassign_ids(t.value_type, new_id),
+            t.value_required,
+        )
+    return t
+
+
+def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
+    """The schema renumbered 1..n in Iceberg's order (:func:`reassign_ids`), and the
+    old-to-new id map.
+
+    The result has schema id 0; identifier field ids follow their fields.
+    """
+    counter = itertools.count(1)
+    id_map: dict[int, int] = {}
+
+    def fresh(old: int) -> int:
+        id_map[old] = new = next(counter)
+        return new
+
+    struct = reassign_ids(StructType(*schema.fields), fresh)
+    assert isinstance(struct, StructType)
+    identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
+    return Schema(*struct.fields, schema_id=0, identifier_field_ids=identifiers), id_map

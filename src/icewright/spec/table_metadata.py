@@ -15,7 +15,6 @@ construction holds for the result too.
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from icewright.spec.documents import (
     string_map,
     thaw_json,
 )
-from icewright.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
+from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
@@ -54,16 +53,8 @@ from icewright.spec.snapshots import (
     SnapshotRef,
     SnapshotRefType,
 )
-from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
+from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
 from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile
-from icewright.spec.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    NestedField,
-    PrimitiveType,
-    StructType,
-)
 
 SUPPORTED_READ_FORMAT_VERSIONS = (1, 2, 3)
 """Table format versions icewright can read."""
@@ -678,150 +669,3 @@ def _read_specs(o: Mapping[str, Any], version: int) -> tuple[tuple[PartitionSpec
 def _read_sort_orders(o: Mapping[str, Any], version: int) -> tuple[tuple[SortOrder, ...], int]:
     found = _id_list(o, version, "sort-orders", "default-sort-order-id", SortOrder.from_json)
     return found or ((UNSORTED_SORT_ORDER,), UNSORTED_SORT_ORDER.order_id)
-
-
-# --- creating a table ---------------------------------------------------------
-
-
-def new_table_metadata(
-    schema: Schema,
-    partition_spec: PartitionSpec,
-    sort_order: SortOrder,
-    location: str,
-    properties: Mapping[str, str] | None = None,
-    *,
-    format_version: int = DEFAULT_FORMAT_VERSION,
-    table_uuid: uuid.UUID | None = None,
-    last_updated_ms: int | None = None,
-) -> TableMetadata:
-    """Metadata for a new, empty table.
-
-    The schema gets fresh field ids 1..n in the order Iceberg assigns them
-    (Java ``TypeUtil.assignFreshIds``, pyiceberg ``assign_fresh_schema_ids``):
-    a struct's own fields are numbered first, then each field's nested type in
-    turn; a list numbers its element, a map its key then value, before going
-    deeper. The partition spec and sort order are remapped to the new ids;
-    partition field ids restart at 1000 and the spec and schema get id 0, a
-    sorted order id 1. Properties in :data:`RESERVED_PROPERTIES` are not
-    stored (``format-version`` must then agree with ``format_version``).
-    """
-    if format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
-        raise UnsupportedFormatVersion(
-            f"cannot create a table with format-version {format_version}: icewright creates "
-            f"tables with format versions {join_ids(SUPPORTED_WRITE_FORMAT_VERSIONS)}"
-        )
-    if not isinstance(location, str) or not location:
-        raise ValidationError(f"a table needs a non-empty location, got {location!r}")
-    props = dict(properties or {})
-    requested = props.get("format-version")
-    if requested is not None and requested != str(format_version):
-        raise ValidationError(
-            f"property format-version={requested!r} disagrees with format_version="
-            f"{format_version}; pass the format version once"
-        )
-    stored = StringMap({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
-
-    fresh_schema, id_map = assign_fresh_ids(schema)
-    _check_types_for_version(fresh_schema, format_version)
-    new_fields = []
-    for pos, pf in enumerate(partition_spec.fields):
-        ids = _remap_ids(pf.source_ids, id_map, f"partition field {pf.name!r}")
-        new_fields.append(
-            PartitionField(ids[0], PARTITION_DATA_ID_START + pos, pf.transform, pf.name, (*ids,))
-        )
-    fresh_spec = PartitionSpec(*new_fields, spec_id=0)
-    sort_fields = []
-    for sf in sort_order.fields:
-        ids = _remap_ids(sf.source_ids, id_map, f"sort field {sf.transform}")
-        sort_fields.append(SortField(ids[0], sf.transform, sf.direction, sf.null_order, (*ids,)))
-    # Id 0 is reserved for the unsorted order; a new table's sorted order is 1.
-    fresh_order = SortOrder(*sort_fields, order_id=INITIAL_SORT_ORDER_ID if sort_fields else 0)
-    fresh_spec.check_compatible(fresh_schema)
-    fresh_order.check_compatible(fresh_schema)
-
-    return TableMetadata(
-        format_version=format_version,
-        table_uuid=table_uuid or uuid.uuid4(),
-        location=location.rstrip("/") if len(location) > 1 else location,
-        last_sequence_number=0,
-        last_updated_ms=int(time.time() * 1000) if last_updated_ms is None else last_updated_ms,
-        last_column_id=fresh_schema.highest_field_id,
-        schemas=(fresh_schema,),
-        current_schema_id=fresh_schema.schema_id,
-        partition_specs=(fresh_spec,),
-        default_spec_id=fresh_spec.spec_id,
-        last_partition_id=fresh_spec.last_assigned_field_id,
-        properties=stored,
-        sort_orders=(fresh_order,),
-        default_sort_order_id=fresh_order.order_id,
-    )
-
-
-def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
-    """The schema renumbered 1..n in Iceberg's order, and the old-to-new id map.
-
-    The result has schema id 0; identifier field ids follow their fields.
-    """
-    counter = iter(range(1, 1 << 31))
-    id_map: dict[int, int] = {}
-
-    def fresh(old: int) -> int:
-        new = next(counter)
-        id_map[old] = new
-        return new
-
-    def struct_fields(fields: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
-        # The struct's own fields are numbered before anything nested inside them.
-        new_ids = [fresh(f.field_id) for f in fields]
-        return tuple(
-            dataclasses.replace(f, field_id=new_id, field_type=visit(f.field_type))
-            for new_id, f in zip(new_ids, fields, strict=True)
-        )
-
-    def visit(t: IcebergType) -> IcebergType:
-        if isinstance(t, StructType):
-            return StructType(*struct_fields(t.fields))
-        if isinstance(t, ListType):
-            element_id = fresh(t.element_id)
-            return ListType(element_id, visit(t.element_type), t.element_required)
-        if isinstance(t, MapType):
-            key_id = fresh(t.key_id)
-            value_id = fresh(t.value_id)
-            return MapType(
-                key_id, visit(t.key_type), value_id, visit(t.value_type), t.value_required
-            )
-        return t
-
-    fields = struct_fields(schema.fields)
-    identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
-    return Schema(*fields, schema_id=0, identifier_field_ids=identifiers), id_map
-
-
-def _remap_ids(source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str) -> list[int]:
-    for sid in source_ids:
-        if sid not in id_map:
-            raise ValidationError(f"{what} refers to column id {sid}, which is not in the schema")
-    return [id_map[sid] for sid in source_ids]
-
-
-def _check_types_for_version(schema: Schema, format_version: int) -> None:
-    """Refuse v3-only types and default values in an older table (Appendix E, "Version 3")."""
-
-    def walk(fields: tuple[NestedField, ...], prefix: str) -> None:
-        for f in fields:
-            name = prefix + f.name
-            t = f.field_type
-            if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
-                raise ValidationError(
-                    f"column {name!r} has type {t}, which needs table format version "
-                    f"{t.min_format_version}; this table is v{format_version}"
-                )
-            if f.initial_default is not None or f.write_default is not None:
-                raise ValidationError(
-                    f"column {name!r} has a default value, which needs table format version 3; "
-                    f"this table is v{format_version}"
-                )
-            if isinstance(t, StructType | ListType | MapType):
-                walk(t.fields, name + ".")
-
-    walk(schema.fields, "")

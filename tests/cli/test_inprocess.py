@@ -155,6 +155,53 @@ def test_append_commit_key_and_rewrite(people: Path, capsys: pytest.CaptureFixtu
     assert out.startswith("nothing to rewrite in db.people")
 
 
+def test_commit_key_survives_expire(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The sequence that once committed twice: a keyed append, three more appends,
+    expire down to two snapshots, then the same keyed append again."""
+
+    def append(lo: int, *key: str) -> Any:
+        code, doc, err = _run(
+            capsys,
+            people,
+            "append",
+            "db.people",
+            "--source",
+            SOURCE.format(lo=lo, hi=lo + 3),
+            *key,
+            "--json",
+        )
+        assert code == 0, err
+        return doc
+
+    first = append(50, "--commit-key", "K1")
+    assert first["committed"]
+    for lo in (60, 70, 80):
+        append(lo)
+    code, doc, err = _run(
+        capsys,
+        people,
+        "expire",
+        "db.people",
+        "--older-than",
+        "now",
+        "--retain-last",
+        "2",
+        "--json",
+    )
+    assert code == 0, err
+    assert first["snapshot_id"] in doc["expired_snapshot_ids"]
+    again = append(50, "--commit-key", "K1")
+    assert again["committed"] is False
+    assert again["snapshot_id"] == first["snapshot_id"]
+    assert _ids(people) == [
+        *range(10),
+        *range(50, 53),
+        *range(60, 63),
+        *range(70, 73),
+        *range(80, 83),
+    ]
+
+
 def test_view_publish_describe_and_read(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, doc, err = _run(
         capsys,

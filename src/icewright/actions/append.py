@@ -14,6 +14,7 @@ from icewright.actions._common import (
     runner_or_default,
 )
 from icewright.actions.results import ActionResult
+from icewright.commit.commit_keys import RememberedCommit, find_commit_key
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import forget_job, job_key
@@ -102,13 +103,14 @@ def keyed(key: str | None) -> dict[str, Any]:
     return {} if key is None else {"job_key": key}
 
 
-def find_key(metadata: TableMetadata, branch: str, key: str) -> Snapshot | None:
-    from icewright.commit.snapshot_producer import find_commit_key
-
+def find_key(metadata: TableMetadata, branch: str, key: str) -> Snapshot | RememberedCommit | None:
+    """The commit already made with ``key`` (kept past snapshot expiry for a window)."""
     return find_commit_key(metadata, branch, key)
 
 
-def already_committed(table: Table, snapshot: Snapshot, timer: Timer) -> ActionResult:
+def already_committed(
+    table: Table, snapshot: Snapshot | RememberedCommit, timer: Timer
+) -> ActionResult:
     """The result for a commit key found on the table: that snapshot, nothing new."""
     from icewright.commit.update import CommitResult
 

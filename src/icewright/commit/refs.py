@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
 from icewright.commit.append import FastAppend
+from icewright.commit.commit_keys import RememberedCommit, remembered
 from icewright.commit.snapshot_producer import SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
@@ -150,14 +151,15 @@ class StagedAppend(FastAppend):
         assert staged is not None
         return base.add_snapshot(staged)
 
-    def already_committed(self, base: TableMetadata) -> Snapshot | None:
-        # A staged snapshot is on no branch: look for the commit key among all snapshots.
+    def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
+        # A staged snapshot is on no branch: look for the commit key among all snapshots,
+        # then among the keyed commits whose snapshots were expired since.
         if self.commit_key is None:
             return None
         for s in base.snapshots:
             if _summary(s).get(keys.COMMIT_KEY) == self.commit_key:
                 return s
-        return None
+        return remembered(base, self.commit_key)
 
 
 # --- cherry-pick ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ writes its own manifest list, named after the snapshot id and the attempt.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import time
@@ -23,12 +24,13 @@ from collections.abc import Mapping, Sequence
 from icewright import __version__
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
+from icewright.commit.commit_keys import RememberedCommit, find_commit_key, remember
 from icewright.commit.summary import SummaryBuilder, with_totals
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import ManifestFile
 from icewright.manifest.manifest_list import ManifestListWriter
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot, Summary
+from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot, StringMap, Summary
 from icewright.spec.table_metadata import TableMetadata
 
 log = logging.getLogger(__name__)
@@ -45,19 +47,6 @@ def metadata_dir(metadata: TableMetadata) -> str:
     """Where manifests, manifest lists and metadata files go (``write.metadata.path``)."""
     custom = metadata.properties.get(WRITE_METADATA_PATH)
     return (custom or f"{metadata.location.rstrip('/')}/metadata").rstrip("/")
-
-
-def find_commit_key(metadata: TableMetadata, branch: str, commit_key: str) -> Snapshot | None:
-    """The snapshot in ``branch``'s history whose summary holds ``commit_key``."""
-    snapshot = metadata.snapshot_for_ref(branch)
-    seen: set[int] = set()
-    while snapshot is not None and snapshot.snapshot_id not in seen:
-        seen.add(snapshot.snapshot_id)
-        if snapshot.summary is not None and snapshot.summary.get(keys.COMMIT_KEY) == commit_key:
-            return snapshot
-        parent = snapshot.parent_snapshot_id
-        snapshot = metadata.snapshot_by_id(parent) if parent is not None else None
-    return None
 
 
 class SnapshotProducer(PendingUpdate):
@@ -174,11 +163,17 @@ class SnapshotProducer(PendingUpdate):
             summary=Summary(self.operation(), props),
             schema_id=base.current_schema_id,
         )
-        return base.add_snapshot(snapshot).set_branch_snapshot(
+        new = base.add_snapshot(snapshot).set_branch_snapshot(
             self.snapshot_id, self.branch, timestamp_ms=now
         )
+        if self.commit_key is None:
+            return new
+        # Recorded in the same metadata file, so that expiring the snapshot later does
+        # not forget the key (icewright.commit.commit_keys).
+        props = remember(new.properties, self.commit_key, self.snapshot_id, now)
+        return dataclasses.replace(new, properties=StringMap(props))
 
-    def already_committed(self, base: TableMetadata) -> Snapshot | None:
+    def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
         if self.commit_key is None:
             return None
         return find_commit_key(base, self.branch, self.commit_key)

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from icewright.catalog.base import Table
 from icewright.commit.append import FastAppend
+from icewright.commit.commit_keys import RememberedCommit
 from icewright.commit.properties import SetLocation, UpdateProperties, UpgradeFormatVersion
 from icewright.commit.refs import ManageSnapshots
 from icewright.commit.schema_update import UpdateSchema
@@ -72,7 +73,7 @@ class _Finish(PendingUpdate):
             return base
         return dataclasses.replace(base, snapshot_log=(*old, *kept))
 
-    def already_committed(self, base: TableMetadata) -> Snapshot | None:
+    def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
         return self._last.already_committed(base)
 
     def result_snapshot(self, metadata: TableMetadata) -> Snapshot | None:

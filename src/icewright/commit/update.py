@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from icewright.catalog.base import Table
+from icewright.commit.commit_keys import RememberedCommit
 from icewright.commit.retry import RetryPolicy
 from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError
 from icewright.io.base import FileIO
@@ -53,7 +54,7 @@ class CommitResult:
 
     @classmethod
     def for_snapshot(
-        cls, table: Table, snapshot: Snapshot | None, *, committed: bool
+        cls, table: Table, snapshot: Snapshot | RememberedCommit | None, *, committed: bool
     ) -> CommitResult:
         return cls(
             table=table,
@@ -73,8 +74,8 @@ class PendingUpdate(ABC):
     def apply(self, base: TableMetadata) -> TableMetadata:
         """The new metadata; raises ``ValidationError`` if the change conflicts with ``base``."""
 
-    def already_committed(self, base: TableMetadata) -> Snapshot | None:
-        """The snapshot that shows this update is already on the table (commit keys)."""
+    def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
+        """The commit that shows this update is already on the table (commit keys)."""
         return None
 
     def result_snapshot(self, metadata: TableMetadata) -> Snapshot | None:

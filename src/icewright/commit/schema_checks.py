@@ -1,6 +1,7 @@
 """What a schema change must not break, checked on the evolved schema against the table
 (Iceberg Java's ``SchemaUpdate`` refuses the same): the current partition spec's and sort
-order's source columns stay, and the types and defaults fit the table's format version.
+order's source columns stay and no column takes a partition field's name. (That the types
+and defaults fit the format version is :func:`icewright.spec.schema.check_format_version`.)
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ from collections.abc import Mapping
 from icewright.errors import ValidationError
 from icewright.spec.schema import Schema, walk_fields
 from icewright.spec.table_metadata import TableMetadata
-from icewright.spec.types import ListType, MapType, NestedField, PrimitiveType, StructType
+from icewright.spec.types import ListType, MapType, NestedField, StructType
 
 __all__ = [
     "allowed_promotions",
-    "check_format_version",
     "check_not_sourced",
     "check_partitions_and_order",
     "names_by_id",
@@ -63,23 +63,6 @@ def check_not_sourced(metadata: TableMetadata, ids: set[int], names: Mapping[int
                 f"cannot delete column {names.get(used[0], used[0])!r}: the table's sort order "
                 f"(order id {order.order_id}) sorts by it; replace the sort order first, then "
                 "delete the column"
-            )
-
-
-def check_format_version(schema: Schema, format_version: int) -> None:
-    """Refuse v3-only types and defaults in a v1/v2 table (spec Appendix E, "Version 3")."""
-    for path, f in walk_fields(schema.fields):
-        name = ".".join(path)
-        t = f.field_type
-        if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
-            raise ValidationError(
-                f"column {name!r} has type {t}, which needs table format version "
-                f"{t.min_format_version}; this table is v{format_version}"
-            )
-        if format_version < 3 and (f.initial_default is not None or f.write_default is not None):
-            raise ValidationError(
-                f"column {name!r} has a default value, which needs table format version 3; this "
-                f"table is v{format_version}: add the column as optional without a default"
             )
 
 

@@ -23,7 +23,6 @@ from typing import Any, Literal, TypeAlias
 from icewright.catalog.base import Table
 from icewright.commit.schema_checks import (
     allowed_promotions,
-    check_format_version,
     check_not_sourced,
     check_partitions_and_order,
     names_by_id,
@@ -34,7 +33,7 @@ from icewright.commit.union_by_name import union_by_name as _union_by_name
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.spec.documents import StringMap
-from icewright.spec.schema import Schema, reassign_ids
+from icewright.spec.schema import Schema, check_format_version, reassign_ids
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     IcebergType,
@@ -422,7 +421,9 @@ class UpdateSchema(PendingUpdate):
                 "the table and prepare the schema change again"
             )
         new = self._evolved_schema()
-        check_format_version(new, base.format_version)
+        check_format_version(
+            new, base.format_version, ": add the column as optional without a default"
+        )
         for fid in self._deletes:
             check_not_sourced(base, subtree_ids(self._schema.find_field(fid)), self._names)
         check_partitions_and_order(base, new, self._names)

@@ -41,7 +41,7 @@ from icewright.spec.partitioning import (
     PartitionSpec,
     build_partition_spec,
 )
-from icewright.spec.schema import Schema, reassign_ids
+from icewright.spec.schema import Schema, check_format_version, reassign_ids
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
 )
@@ -53,7 +53,6 @@ from icewright.spec.table_metadata import (
 )
 from icewright.spec.transforms import VOID
 from icewright.spec.types import (
-    PrimitiveType,
     StructType,
 )
 
@@ -240,7 +239,7 @@ def build_replacement(
                     f"{f.name!r} has {f.field_id}"
                 )
     fresh, last_column_id = _assign_ids_like(schema, base.schema(), base.last_column_id)
-    _check_types(fresh, version)
+    check_format_version(fresh, version)
     # Partition ids follow the base's format rules (v1: positional, with voids), as in Java.
     metadata = dataclasses.replace(
         base, format_version=version, table_uuid=base.table_uuid or uuid.uuid4()
@@ -313,22 +312,6 @@ def _assign_ids_like(schema: Schema, base: Schema, last_column_id: int) -> tuple
     )
     fresh = Schema(*fields, identifier_field_ids=identifiers)
     return fresh, max(last_column_id, counter[0], fresh.highest_field_id)
-
-
-def _check_types(schema: Schema, version: int) -> None:
-    for fid in schema.field_ids():
-        f = schema.find_field(fid)
-        t = f.field_type
-        if isinstance(t, PrimitiveType) and t.min_format_version > version:
-            raise ValidationError(
-                f"column {schema.column_name(fid)!r} has type {t}, which needs table format "
-                f"version {t.min_format_version}; this table is v{version}"
-            )
-        if f.initial_default is not None or f.write_default is not None:
-            raise ValidationError(
-                f"column {schema.column_name(fid)!r} has a default value, which needs table "
-                f"format version 3; this table is v{version}"
-            )
 
 
 def _with_schema(base: TableMetadata, schema: Schema, last_column_id: int) -> TableMetadata:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from icewright.errors import UnsupportedFormatVersion, ValidationError
 from icewright.spec.documents import StringMap, join_ids
 from icewright.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
-from icewright.spec.schema import Schema, assign_fresh_ids
+from icewright.spec.schema import Schema, assign_fresh_ids, check_format_version
 from icewright.spec.sorting import SortField, SortOrder
 from icewright.spec.table_metadata import (
     DEFAULT_FORMAT_VERSION,
@@ -21,7 +21,6 @@ from icewright.spec.table_metadata import (
     SUPPORTED_WRITE_FORMAT_VERSIONS,
     TableMetadata,
 )
-from icewright.spec.types import ListType, MapType, NestedField, PrimitiveType, StructType
 
 __all__ = ["new_table_metadata"]
 
@@ -65,7 +64,7 @@ def new_table_metadata(
     stored = StringMap({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
 
     fresh_schema, id_map = assign_fresh_ids(schema)
-    _check_types_for_version(fresh_schema, format_version)
+    check_format_version(fresh_schema, format_version)
     new_fields = []
     for pos, pf in enumerate(partition_spec.fields):
         ids = _remap_ids(pf.source_ids, id_map, f"partition field {pf.name!r}")
@@ -105,26 +104,3 @@ def _remap_ids(source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str
         if sid not in id_map:
             raise ValidationError(f"{what} refers to column id {sid}, which is not in the schema")
     return [id_map[sid] for sid in source_ids]
-
-
-def _check_types_for_version(schema: Schema, format_version: int) -> None:
-    """Refuse v3-only types and default values in an older table (Appendix E, "Version 3")."""
-
-    def walk(fields: tuple[NestedField, ...], prefix: str) -> None:
-        for f in fields:
-            name = prefix + f.name
-            t = f.field_type
-            if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
-                raise ValidationError(
-                    f"column {name!r} has type {t}, which needs table format version "
-                    f"{t.min_format_version}; this table is v{format_version}"
-                )
-            if f.initial_default is not None or f.write_default is not None:
-                raise ValidationError(
-                    f"column {name!r} has a default value, which needs table format version 3; "
-                    f"this table is v{format_version}"
-                )
-            if isinstance(t, StructType | ListType | MapType):
-                walk(t.fields, name + ".")
-
-    walk(schema.fields, "")

@@ -313,3 +313,22 @@ def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
     assert isinstance(struct, StructType)
     identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
     return Schema(*struct.fields, schema_id=0, identifier_field_ids=identifiers), id_map
+
+
+def check_format_version(schema: Schema, format_version: int, hint: str = "") -> None:
+    """Refuse what a table of ``format_version`` cannot hold: types of a later format
+    version and, before v3, default values (spec Appendix E, "Version 3"). ``hint`` ends
+    the message about a default value (what to do instead)."""
+    for path, f in walk_fields(schema.fields):
+        name = ".".join(path)
+        t = f.field_type
+        if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
+            raise ValidationError(
+                f"column {name!r} has type {t}, which needs table format version "
+                f"{t.min_format_version}; this table is v{format_version}"
+            )
+        if format_version < 3 and (f.initial_default is not None or f.write_default is not None):
+            raise ValidationError(
+                f"column {name!r} has a default value, which needs table format version 3; "
+                f"this table is v{format_version}{hint}"
+            )

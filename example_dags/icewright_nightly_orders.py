@@ -25,8 +25,8 @@ from icewright.operators import (
     IcebergExpireSnapshotsOperator,
     IcebergReplaceOperator,
     IcebergRewriteDataFilesOperator,
+    iceberg_asset,
 )
-from icewright.providers.assets import iceberg_asset
 
 ORDERS = iceberg_asset(TABLE)
 # The interval's day, as timestamptz literals of the replace predicate.

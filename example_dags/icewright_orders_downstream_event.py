@@ -21,7 +21,7 @@ from typing import Any
 
 from airflow.sdk import DAG, task
 
-from icewright.providers.triggers import watched_iceberg_asset
+from icewright.operators import watched_iceberg_asset
 
 TABLE = "sales.orders"
 POLL_INTERVAL = 30.0

@@ -19,7 +19,7 @@ from typing import Any
 
 from airflow.sdk import DAG, task
 
-from icewright.sensors import IcebergSnapshotSensor
+from icewright.operators import IcebergSnapshotSensor
 
 TABLE = "sales.orders"
 

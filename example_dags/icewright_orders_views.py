@@ -15,8 +15,11 @@ import datetime as dt
 from airflow.sdk import DAG
 from orders_source import PARTITION_BY, SCHEMA, TABLE
 
-from icewright.operators import IcebergCreateTableOperator, IcebergPublishViewOperator
-from icewright.providers.assets import iceberg_asset
+from icewright.operators import (
+    IcebergCreateTableOperator,
+    IcebergPublishViewOperator,
+    iceberg_asset,
+)
 
 ORDERS = iceberg_asset(TABLE)
 

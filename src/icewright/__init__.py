@@ -7,3 +7,7 @@ correctly by the spec.
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+LOCAL_SPARK_MASTER = "local[*]"
+"""Spark's in-process master with one worker thread per core: the master of the embedded
+session and of ``spark-submit`` settings that name none."""

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from icewright.catalog import Catalog
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.schema import Schema
-from icewright.spec.snapshots import StringMap
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import LongType, NestedField, StringType
 from icewright.spec.view_metadata import (

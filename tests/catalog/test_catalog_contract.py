@@ -25,9 +25,9 @@ from icewright.errors import (
     TableAlreadyExists,
     ValidationError,
 )
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC
 from icewright.spec.sorting import UNSORTED_SORT_ORDER
-from icewright.spec.table_metadata import new_table_metadata
 from tests.catalog.helpers import SCHEMA, changed, metadata_files, run_threads, view_metadata
 
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"

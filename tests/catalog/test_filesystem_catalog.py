@@ -12,9 +12,9 @@ import pytest
 
 from icewright.catalog import FileSystemCatalog, Identifier
 from icewright.errors import NamespaceAlreadyExists, TableAlreadyExists, ValidationError
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC
 from icewright.spec.sorting import UNSORTED_SORT_ORDER
-from icewright.spec.table_metadata import new_table_metadata
 from tests.catalog.helpers import SCHEMA, changed, run_threads
 
 

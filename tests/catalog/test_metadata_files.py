@@ -18,9 +18,9 @@ from icewright.catalog.metadata_files import (
 )
 from icewright.errors import InvalidMetadata, NoSuchFile, UnsupportedFormatVersion, ValidationError
 from icewright.io import LocalFileIO
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC
 from icewright.spec.sorting import UNSORTED_SORT_ORDER
-from icewright.spec.table_metadata import new_table_metadata
 from tests.catalog.helpers import SCHEMA, changed
 
 UUID = "4f1c0bd2-9f3e-4a4c-8d3b-0f6e1e9b2a11"

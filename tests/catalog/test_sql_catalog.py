@@ -16,9 +16,9 @@ import sqlalchemy as sa
 
 from icewright.catalog import Identifier, SqlCatalog
 from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC
 from icewright.spec.sorting import UNSORTED_SORT_ORDER
-from icewright.spec.table_metadata import new_table_metadata
 from tests.catalog.helpers import SCHEMA, changed, metadata_files
 
 

@@ -29,12 +29,14 @@ from icewright.io.local import local_path
 from icewright.manifest.data_file import DataFile, FileContent, FileFormat, ManifestFile
 from icewright.manifest.manifest import ManifestWriter, read_manifest
 from icewright.manifest.manifest_list import ManifestListWriter, read_manifest_list
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.snapshots import (
     Operation,
     Snapshot,
     SnapshotRef,
     SnapshotRefType,
-    StringMap,
     Summary,
 )
 from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile

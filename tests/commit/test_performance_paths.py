@@ -35,16 +35,18 @@ from icewright.manifest.avro_codec import open_container
 from icewright.manifest.data_file import DataFile, FileFormat
 from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.spec.documents import (
+    FrozenMap,
+    dump_document,
+)
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
-    FrozenMap,
     MetadataLogEntry,
     Operation,
     Snapshot,
     SnapshotLogEntry,
     Summary,
-    _dump_document,
 )
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType
@@ -77,9 +79,9 @@ def test_compact_json_is_the_standard_librarys(document: Any) -> None:
         expected = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # NaN and infinities are not JSON: refused alike
         with pytest.raises(ValueError):
-            _dump_document(document)
+            dump_document(document)
         return
-    assert _dump_document(document) == expected.encode("utf-8")
+    assert dump_document(document) == expected.encode("utf-8")
 
 
 def test_metadata_json_splices_each_snapshot_encoded_once(

@@ -34,9 +34,11 @@ from icewright.catalog import SqlCatalog, Table, View
 from icewright.commit.append import fast_append
 from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
-from icewright.spec.snapshots import StringMap
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     BinaryType,

@@ -3,7 +3,6 @@ arguments, JSON-able results. (Runs through Airflow are in ``test_operators_airf
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
@@ -20,7 +19,6 @@ from icewright.operators import (
     commit_key_for,
 )
 from icewright.operators.base import event_extras, one_line, to_jsonable
-from icewright.operators.maintenance import as_instant
 from icewright.operators.tables import as_schema
 from icewright.spec.schema import Schema
 from icewright.spec.types import DecimalType, LongType, NestedField, TimestamptzType
@@ -98,20 +96,6 @@ def test_schema_argument_forms() -> None:
     for bad in ("id lng", "", {"type": "list"}, 42):
         with pytest.raises(ValidationError):
             as_schema(bad)
-
-
-def test_instant_argument_forms() -> None:
-    assert as_instant(None) is None
-    assert as_instant(1_700_000_000_000) == 1_700_000_000_000
-    assert as_instant("1700000000000") == 1_700_000_000_000
-    assert as_instant("2026-01-02T00:00:00Z") == dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
-    assert as_instant("2026-01-02T00:00:00") == dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
-    before = dt.datetime.now(dt.UTC)
-    got = as_instant(dt.timedelta(hours=1))
-    assert isinstance(got, dt.datetime)
-    assert abs((before - got).total_seconds() - 3600) < 60
-    with pytest.raises(ValidationError, match="neither milliseconds"):
-        as_instant("yesterday")
 
 
 def test_results_become_json_and_event_extras() -> None:

@@ -7,16 +7,18 @@ import dataclasses
 import pytest
 
 from icewright.errors import InvalidMetadata, ValidationError
+from icewright.spec.documents import (
+    FrozenMap,
+    StringMap,
+)
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
-    FrozenMap,
     MetadataLogEntry,
     Operation,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
     SnapshotRefType,
-    StringMap,
     Summary,
 )
 from icewright.spec.statistics import BlobMetadata, PartitionStatisticsFile, StatisticsFile

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import PartitionField, PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
@@ -26,7 +27,7 @@ from icewright.spec.snapshots import (
     Summary,
 )
 from icewright.spec.sorting import UNSORTED_SORT_ORDER
-from icewright.spec.table_metadata import TableMetadata, new_table_metadata
+from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.transforms import parse_transform
 from icewright.spec.types import LongType, NestedField, StringType, TimestampNsType
 

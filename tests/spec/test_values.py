@@ -24,6 +24,7 @@ from pyiceberg.types import NestedField as PyNestedField
 from pyiceberg.utils import datetime as pydt
 
 from icewright.errors import ValidationError
+from icewright.spec.dates import days_to_ymd, ymd_to_days
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -54,7 +55,6 @@ from icewright.spec.types import (
 )
 from icewright.spec.values import (
     GeoPoint,
-    days_to_ymd,
     decimal_from_unscaled,
     decimal_to_unscaled,
     from_bytes,
@@ -63,7 +63,6 @@ from icewright.spec.values import (
     to_bytes,
     to_json_value,
     unscaled_to_bytes,
-    ymd_to_days,
 )
 from tests.spec import strategies as ist
 

@@ -20,10 +20,9 @@ functions; their modules are reached with ``from icewright.actions.append import
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from icewright.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from icewright.actions.append import append
@@ -108,31 +107,4 @@ __all__ = [
     "wait_for_snapshot",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name from its module on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    path = module if "." in module else f"{__name__}.{module}"
-    value = getattr(importlib.import_module(path), name)
-    setattr(sys.modules[__name__], name, value)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
-class _ActionsPackage(types.ModuleType):
-    """This package's module type: the verbs ``append``, ``create``, ``replace`` and
-    ``rewrite`` share their names with their modules; importing a module must not
-    replace the package attribute (the function) with the module."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and name in _EXPORTS:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _ActionsPackage
+lazy_exports(__name__, _EXPORTS)

@@ -7,32 +7,16 @@ deletes run in this process (a Spark job for very large tables is not done yet).
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, load
-from icewright.errors import ValidationError
+from icewright.actions.instants import Instant, instant_ms
 
 if TYPE_CHECKING:
     from icewright.commit.expire import ExpireResult
     from icewright.commit.orphans import OrphanResult
 
 __all__ = ["expire", "remove_orphan_files"]
-
-Instant = int | dt.datetime
-"""Milliseconds since the epoch, or an aware datetime."""
-
-
-def _millis(value: Instant | None, what: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            raise ValidationError(f"{what} must be an aware datetime (with a time zone)")
-        return int(value.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{what} must be milliseconds since the epoch or a datetime")
-    return value
 
 
 def expire(
@@ -52,7 +36,7 @@ def expire(
 
     return expire_snapshots(
         load(table, catalog),
-        older_than_ms=_millis(older_than, "older_than"),
+        older_than_ms=instant_ms(older_than, "older_than"),
         retain_last=retain_last,
         dry_run=dry_run,
     )
@@ -70,5 +54,5 @@ def remove_orphan_files(
     from icewright.commit import remove_orphan_files as remove
 
     return remove(
-        load(table, catalog), older_than_ms=_millis(older_than, "older_than"), dry_run=dry_run
+        load(table, catalog), older_than_ms=instant_ms(older_than, "older_than"), dry_run=dry_run
     )

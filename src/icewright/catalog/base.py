@@ -40,10 +40,11 @@ from icewright.errors import (
 )
 from icewright.io import S3_SCHEMES, FileIO, load_file_io
 from icewright.io.base import uri_scheme
+from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
-from icewright.spec.table_metadata import TableMetadata, new_table_metadata
+from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.view_metadata import ViewMetadata
 
 __all__ = ["TABLE", "VIEW", "Catalog", "PropertiesUpdate", "Table", "View"]

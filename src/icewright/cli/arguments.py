@@ -7,14 +7,13 @@ which argparse reports as a usage error (exit 2) naming the option.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import re
-import time
+
+from icewright.actions.instants import instant_ms as parse_instant
+from icewright.errors import ValidationError
 
 __all__ = ["instant_ms", "key_value", "positive_int", "size_bytes", "snapshot_ref"]
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
-_UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -22,25 +21,18 @@ _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 def instant_ms(text: str, *, now_ms: int | None = None) -> int:
     """Milliseconds since the epoch for ``text``: ``now``; an age such as ``7d``, ``12h``,
     ``30m``, ``90s``, ``2w`` (that long before now); an ISO-8601 date or date-time (a time
-    without a zone is UTC); or a number of milliseconds since the epoch."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    value = text.strip()
-    if value.lower() == "now":
-        return now
-    if m := _DURATION.match(value):
-        return now - int(float(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()] * 1000)
-    if value.isdigit():
-        return int(value)
+    without a zone is UTC); or a number of milliseconds since the epoch
+    (:func:`icewright.actions.instants.instant_ms`)."""
     try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        value = parse_instant(text, "time", now_ms=now_ms)
+    except ValidationError:
+        value = None
+    if value is None:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a time: use 'now', an age such as 7d, 12h or 30m, an ISO "
             "date/time such as 2026-01-31T12:00:00+00:00, or epoch milliseconds"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    return int(parsed.timestamp() * 1000)
+        )
+    return value
 
 
 def size_bytes(text: str) -> int:

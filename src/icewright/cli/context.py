@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from icewright.errors import NamespaceAlreadyExists, ValidationError
 from icewright.runners.local import LocalRunner
+from icewright.runners.submit import submit_runner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -185,24 +186,12 @@ class Context:
         return self._runner
 
     def _submit_runner(self, master: str) -> Runner:
-        try:
-            from icewright.runners.settings import SparkSubmitSettings
-            from icewright.runners.submit import SparkSubmitRunner
-        except ImportError as e:
-            from icewright.errors import MissingDependency
-
-            raise MissingDependency(
-                f"--master needs icewright.runners.submit, which cannot be imported ({e})"
-            ) from None
-        overrides: dict[str, Any] = {}
-        if self.deploy_mode:
-            overrides["deploy_mode"] = self.deploy_mode
-        if self.spark_conf:
-            overrides["conf"] = dict(self.spark_conf)
-        settings = SparkSubmitSettings.from_connection(master, None, {}, **overrides)
-        if self.debug:
-            return SparkSubmitRunner(settings, log=self._log)
-        return SparkSubmitRunner(settings)
+        return submit_runner(
+            master,
+            log=self._log if self.debug else None,
+            deploy_mode=self.deploy_mode or None,
+            conf=dict(self.spark_conf) if self.spark_conf else None,
+        )
 
     def _log(self, line: str) -> None:
         self.stderr.write(line.rstrip("\n") + "\n")

@@ -34,10 +34,9 @@ function. The package attribute is always the function; import from those module
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from icewright.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from icewright.commit.append import FastAppend, fast_append
@@ -158,32 +157,4 @@ __all__ = [
     "update_schema",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name from its module on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        # AttributeError (not another error) lets ``from icewright.commit import summary``
-        # fall back to importing the submodule.
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    setattr(sys.modules[__name__], name, value)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
-class _CommitPackage(types.ModuleType):
-    """This package's module type: an exported function keeps its name when a submodule
-    of the same name (``append``, ``overwrite``) is imported, which would otherwise
-    replace the package attribute with the module."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and name in _EXPORTS:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _CommitPackage
+lazy_exports(__name__, _EXPORTS)

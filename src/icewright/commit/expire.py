@@ -46,7 +46,14 @@ from icewright.commit.reachability import (
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
-from icewright.spec.snapshots import MAIN_BRANCH, FrozenMap, Snapshot, SnapshotLogEntry
+from icewright.spec.documents import (
+    FrozenMap,
+)
+from icewright.spec.snapshots import (
+    MAIN_BRANCH,
+    Snapshot,
+    SnapshotLogEntry,
+)
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = [

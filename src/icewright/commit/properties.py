@@ -18,7 +18,9 @@ from icewright.catalog.base import Table
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import UnsupportedFormatVersion, ValidationError
 from icewright.manifest.metrics import MetricsConfig
-from icewright.spec.snapshots import StringMap
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.table_metadata import (
     RESERVED_PROPERTIES,
     SUPPORTED_WRITE_FORMAT_VERSIONS,

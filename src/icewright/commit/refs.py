@@ -34,9 +34,11 @@ from icewright.io.base import FileIO
 from icewright.manifest.data_file import DataFile, EntryStatus, ManifestContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter, read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.spec.documents import (
+    FrozenMap,
+)
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
-    FrozenMap,
     Operation,
     Snapshot,
     SnapshotRef,

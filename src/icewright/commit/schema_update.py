@@ -16,17 +16,24 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from icewright.catalog.base import Table
+from icewright.commit.schema_checks import (
+    allowed_promotions,
+    check_not_sourced,
+    check_partitions_and_order,
+    names_by_id,
+    subtree_ids,
+)
 from icewright.commit.union_by_name import NAME_MAPPING_PROPERTY, update_name_mapping
 from icewright.commit.union_by_name import union_by_name as _union_by_name
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema, walk_fields
-from icewright.spec.snapshots import StringMap
+from icewright.spec.documents import StringMap
+from icewright.spec.schema import Schema, check_format_version, reassign_ids
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     IcebergType,
@@ -81,7 +88,7 @@ class UpdateSchema(PendingUpdate):
         self._format_version = metadata.format_version
         self._base_last_column_id = metadata.last_column_id
         self._last_column_id = max(metadata.last_column_id, schema.highest_field_id)
-        self._names = _names_by_id(schema)
+        self._names = names_by_id(schema)
         self._parents = {i: p for i in schema.field_ids() if (p := schema.parent_id(i)) is not None}
         self._deletes: dict[int, None] = {}  # an ordered set
         self._updates: dict[int, NestedField] = {}  # changed and added fields, by id
@@ -210,7 +217,7 @@ class UpdateSchema(PendingUpdate):
                 "format v3), or call allow_incompatible_changes()"
             )
         new_id = self._next_id()
-        new_type = _fresh_ids(field_type, self._next_id)
+        new_type = reassign_ids(field_type, lambda _old: self._next_id())
         self._updates[new_id] = NestedField(
             new_id, name, new_type, required, doc, initial_default, write_default
         )
@@ -241,7 +248,7 @@ class UpdateSchema(PendingUpdate):
                 "nullability); drop those changes or the deletion"
             )
         self._check_not_in_list_or_map(f, name, "delete")
-        _check_not_sourced(self._table.metadata, _subtree_ids(f), self._names)
+        check_not_sourced(self._table.metadata, subtree_ids(f), self._names)
         self._deletes[f.field_id] = None
         return self
 
@@ -272,7 +279,7 @@ class UpdateSchema(PendingUpdate):
         ):
             raise ValidationError(
                 f"cannot change column {name!r} from {f.field_type} to {new_type}: the allowed "
-                f"promotions are {_allowed_promotions(self._format_version)}; write the data to "
+                f"promotions are {allowed_promotions(self._format_version)}; write the data to "
                 "a new column instead"
             )
         self._updates[f.field_id] = dataclasses.replace(f, field_type=new_type)
@@ -414,10 +421,12 @@ class UpdateSchema(PendingUpdate):
                 "the table and prepare the schema change again"
             )
         new = self._evolved_schema()
-        _check_format_version(new, base.format_version)
+        check_format_version(
+            new, base.format_version, ": add the column as optional without a default"
+        )
         for fid in self._deletes:
-            _check_not_sourced(base, _subtree_ids(self._schema.find_field(fid)), self._names)
-        self._check_partitions_and_order(base, new)
+            check_not_sourced(base, subtree_ids(self._schema.find_field(fid)), self._names)
+        check_partitions_and_order(base, new, self._names)
 
         last_column_id = max(base.last_column_id, new.highest_field_id)
         schema_id = next((s.schema_id for s in base.schemas if s.same_structure(new)), None)
@@ -547,36 +556,9 @@ class UpdateSchema(PendingUpdate):
             ids.append(old.field_id)
         return tuple(dict.fromkeys(ids))
 
-    def _check_partitions_and_order(self, base: TableMetadata, new: Schema) -> None:
-        """Java rebuilds every spec against the new schema: the default spec and sort order
-        must still fit it, and no added or renamed column may take a partition field's name."""
-        new_names = _names_by_id(new)
-        for spec in base.partition_specs:
-            for pf in spec.fields:
-                try:
-                    column = new.find_field(pf.name)
-                except ValidationError:
-                    continue
-                fid = column.field_id
-                if fid in pf.source_ids or self._names.get(fid) == new_names[fid]:
-                    continue  # the field's own source, or a column this update left alone
-                if any(sid in new_names for sid in pf.source_ids):
-                    raise ValidationError(
-                        f"column {new_names[fid]!r} would have the name of partition field "
-                        f"{pf.name!r} (partition spec {spec.spec_id}), which comes from another "
-                        "column; choose another column name"
-                    )
-        try:
-            base.spec().check_compatible(new)
-            base.sort_order().check_compatible(new)
-        except ValidationError as e:
-            raise ValidationError(
-                f"the schema change does not fit the table's partition spec or sort order: {e}"
-            ) from None
-
     def _updated_properties(self, props: Mapping[str, str], new: Schema) -> StringMap:
         out = dict(props)
-        new_names = _names_by_id(new)
+        new_names = names_by_id(new)
         renamed = {
             old: new_names[fid]
             for fid, old in self._names.items()
@@ -691,13 +673,6 @@ def _name(path: ColumnPath) -> str:
     )
 
 
-def _allowed_promotions(format_version: int) -> str:
-    text = "int -> long, float -> double, decimal(P,S) -> decimal(P2,S) with P2 > P"
-    if format_version >= 3:
-        text += ", date -> timestamp or timestamp_ns, unknown -> any type"
-    return text
-
-
 def _struct_holder(f: NestedField) -> NestedField:
     """The field whose struct receives added columns: a map's value, a list's element."""
     t = f.field_type
@@ -706,82 +681,3 @@ def _struct_holder(f: NestedField) -> NestedField:
     if isinstance(t, ListType):
         return t.element_field
     return f
-
-
-def _fresh_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
-    """``t`` renumbered by ``next_id`` in Java's ``TypeUtil.assignFreshIds`` order: a
-    struct's own fields first, then each one's nested type; list element, map key then
-    value, before going deeper."""
-    if isinstance(t, StructType):
-        ids = [next_id() for _ in t.fields]
-        return StructType(
-            *[
-                dataclasses.replace(f, field_id=i, field_type=_fresh_ids(f.field_type, next_id))
-                for i, f in zip(ids, t.fields, strict=True)
-            ]
-        )
-    if isinstance(t, ListType):
-        element_id = next_id()
-        return ListType(element_id, _fresh_ids(t.element_type, next_id), t.element_required)
-    if isinstance(t, MapType):
-        key_id, value_id = next_id(), next_id()
-        return MapType(
-            key_id,
-            _fresh_ids(t.key_type, next_id),
-            value_id,
-            _fresh_ids(t.value_type, next_id),
-            t.value_required,
-        )
-    return t
-
-
-def _names_by_id(schema: Schema) -> dict[int, str]:
-    return {f.field_id: ".".join(path) for path, f in walk_fields(schema.fields)}
-
-
-def _subtree_ids(f: NestedField) -> set[int]:
-    """The id of ``f`` and of every field nested in it."""
-    ids = {f.field_id}
-    if isinstance(f.field_type, StructType | ListType | MapType):
-        ids.update(g.field_id for _, g in walk_fields(f.field_type.fields))
-    return ids
-
-
-def _check_not_sourced(metadata: TableMetadata, ids: set[int], names: Mapping[int, str]) -> None:
-    """Java refuses a schema in which the current spec's or sort order's source is gone."""
-    spec = metadata.spec()
-    for pf in spec.fields:
-        used = [sid for sid in pf.source_ids if sid in ids]
-        if used and not pf.transform.is_void:
-            raise ValidationError(
-                f"cannot delete column {names.get(used[0], used[0])!r}: it is the source of "
-                f"partition field {pf.name!r} of the table's current partition spec (spec id "
-                f"{spec.spec_id}); remove that partition field first (partition spec evolution), "
-                "then delete the column"
-            )
-    order = metadata.sort_order()
-    for sf in order.fields:
-        used = [sid for sid in sf.source_ids if sid in ids]
-        if used:
-            raise ValidationError(
-                f"cannot delete column {names.get(used[0], used[0])!r}: the table's sort order "
-                f"(order id {order.order_id}) sorts by it; replace the sort order first, then "
-                "delete the column"
-            )
-
-
-def _check_format_version(schema: Schema, format_version: int) -> None:
-    """Refuse v3-only types and defaults in a v1/v2 table (spec Appendix E, "Version 3")."""
-    for path, f in walk_fields(schema.fields):
-        name = ".".join(path)
-        t = f.field_type
-        if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
-            raise ValidationError(
-                f"column {name!r} has type {t}, which needs table format version "
-                f"{t.min_format_version}; this table is v{format_version}"
-            )
-        if format_version < 3 and (f.initial_default is not None or f.write_default is not None):
-            raise ValidationError(
-                f"column {name!r} has a default value, which needs table format version 3; this "
-                f"table is v{format_version}: add the column as optional without a default"
-            )

@@ -30,7 +30,8 @@ from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import ManifestFile
 from icewright.manifest.manifest_list import ManifestListWriter
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot, StringMap, Summary
+from icewright.spec.documents import StringMap
+from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot, Summary
 from icewright.spec.table_metadata import TableMetadata
 
 log = logging.getLogger(__name__)

@@ -31,6 +31,9 @@ from icewright.errors import (
     UnsupportedFormatVersion,
     ValidationError,
 )
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.partitioning import (
     PARTITION_DATA_ID_START,
     UNPARTITIONED_PARTITION_SPEC,
@@ -38,8 +41,10 @@ from icewright.spec.partitioning import (
     PartitionSpec,
     build_partition_spec,
 )
-from icewright.spec.schema import Schema
-from icewright.spec.snapshots import MAIN_BRANCH, StringMap
+from icewright.spec.schema import Schema, check_format_version, reassign_ids
+from icewright.spec.snapshots import (
+    MAIN_BRANCH,
+)
 from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder, build_sort_order
 from icewright.spec.table_metadata import (
     RESERVED_PROPERTIES,
@@ -48,11 +53,6 @@ from icewright.spec.table_metadata import (
 )
 from icewright.spec.transforms import VOID
 from icewright.spec.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    NestedField,
-    PrimitiveType,
     StructType,
 )
 
@@ -239,7 +239,7 @@ def build_replacement(
                     f"{f.name!r} has {f.field_id}"
                 )
     fresh, last_column_id = _assign_ids_like(schema, base.schema(), base.last_column_id)
-    _check_types(fresh, version)
+    check_format_version(fresh, version)
     # Partition ids follow the base's format rules (v1: positional, with voids), as in Java.
     metadata = dataclasses.replace(
         base, format_version=version, table_uuid=base.table_uuid or uuid.uuid4()
@@ -303,49 +303,15 @@ def _assign_ids_like(schema: Schema, base: Schema, last_column_id: int) -> tuple
             counter[0] += 1
             return counter[0]
 
-    def struct_fields(fields: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
-        new_ids = [id_for(f.field_id) for f in fields]
-        return tuple(
-            dataclasses.replace(f, field_id=i, field_type=visit(f.field_type))
-            for i, f in zip(new_ids, fields, strict=True)
-        )
-
-    def visit(t: IcebergType) -> IcebergType:
-        if isinstance(t, StructType):
-            return StructType(*struct_fields(t.fields))
-        if isinstance(t, ListType):
-            element_id = id_for(t.element_id)
-            return ListType(element_id, visit(t.element_type), t.element_required)
-        if isinstance(t, MapType):
-            key_id, value_id = id_for(t.key_id), id_for(t.value_id)
-            return MapType(
-                key_id, visit(t.key_type), value_id, visit(t.value_type), t.value_required
-            )
-        return t
-
-    fields = struct_fields(schema.fields)
+    struct = reassign_ids(StructType(*schema.fields), id_for)
+    assert isinstance(struct, StructType)
+    fields = struct.fields
     probe = Schema(*fields)
     identifiers = tuple(
         probe.find_field(schema.column_name(i)).field_id for i in schema.identifier_field_ids
     )
     fresh = Schema(*fields, identifier_field_ids=identifiers)
     return fresh, max(last_column_id, counter[0], fresh.highest_field_id)
-
-
-def _check_types(schema: Schema, version: int) -> None:
-    for fid in schema.field_ids():
-        f = schema.find_field(fid)
-        t = f.field_type
-        if isinstance(t, PrimitiveType) and t.min_format_version > version:
-            raise ValidationError(
-                f"column {schema.column_name(fid)!r} has type {t}, which needs table format "
-                f"version {t.min_format_version}; this table is v{version}"
-            )
-        if f.initial_default is not None or f.write_default is not None:
-            raise ValidationError(
-                f"column {schema.column_name(fid)!r} has a default value, which needs table "
-                f"format version 3; this table is v{version}"
-            )
 
 
 def _with_schema(base: TableMetadata, schema: Schema, last_column_id: int) -> TableMetadata:

@@ -29,8 +29,10 @@ from icewright.catalog.base import Catalog, IdentifierLike, View, check_properti
 from icewright.catalog.identifier import Identifier
 from icewright.commit.retry import RetryPolicy
 from icewright.errors import CommitFailed, NoSuchView, ValidationError, ViewAlreadyExists
+from icewright.spec.documents import (
+    StringMap,
+)
 from icewright.spec.schema import Schema
-from icewright.spec.snapshots import StringMap
 from icewright.spec.view_metadata import (
     VERSION_HISTORY_SIZE,
     SQLViewRepresentation,

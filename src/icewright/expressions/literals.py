@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from icewright.errors import ValidationError
+from icewright.spec.dates import days_to_ymd, ymd_to_days
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -53,7 +54,7 @@ from icewright.spec.types import (
     TimeType,
     UUIDType,
 )
-from icewright.spec.values import days_to_ymd, decimal_from_unscaled, ymd_to_days
+from icewright.spec.values import decimal_from_unscaled
 
 __all__ = ["Between", "convert_literal"]
 

@@ -14,6 +14,12 @@ operator                               action
 
 What they share (connection, Spark settings, commit key, XCom, asset-event extras,
 failure on bad input) is described in :mod:`icewright.operators.base`.
+
+This package is the one import place of a DAG author: besides the operators it
+re-exports the sensor (:class:`IcebergSnapshotSensor`), the ``iceberg://`` assets
+(:func:`iceberg_asset`, :func:`watched_iceberg_asset` for event-driven DAGs) and the
+snapshot triggers, and the runner types of :mod:`icewright.actions`
+(:class:`SparkSubmitSettings`) for ``spark_settings``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,14 @@ from icewright.operators.tables import (
     IcebergReplaceOperator,
 )
 from icewright.operators.views import IcebergPublishViewOperator
+from icewright.providers.assets import iceberg_asset
+from icewright.providers.triggers import (
+    IcebergSnapshotEventTrigger,
+    IcebergSnapshotTrigger,
+    watched_iceberg_asset,
+)
+from icewright.runners.settings import SparkSubmitSettings
+from icewright.sensors.snapshot import IcebergSnapshotSensor
 
 __all__ = [
     "IcebergAppendOperator",
@@ -40,5 +54,11 @@ __all__ = [
     "IcebergRemoveOrphanFilesOperator",
     "IcebergReplaceOperator",
     "IcebergRewriteDataFilesOperator",
+    "IcebergSnapshotEventTrigger",
+    "IcebergSnapshotSensor",
+    "IcebergSnapshotTrigger",
+    "SparkSubmitSettings",
     "commit_key_for",
+    "iceberg_asset",
+    "watched_iceberg_asset",
 ]

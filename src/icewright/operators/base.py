@@ -53,6 +53,7 @@ from icewright.errors import (
     NotFound,
     ValidationError,
 )
+from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -144,7 +145,7 @@ class IcebergBaseOperator(BaseOperator):
     def __init__(
         self,
         *,
-        iceberg_conn_id: str | None = "icewright_default",
+        iceberg_conn_id: str | None = DEFAULT_CONN_ID,
         spark_conn_id: str | None = None,
         spark_settings: Mapping[str, Any] | None = None,
         commit_key: str | None = None,

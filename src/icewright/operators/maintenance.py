@@ -6,11 +6,10 @@ Each calls one action (:func:`icewright.actions.rewrite`, ``expire``,
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from icewright.errors import ValidationError
+from icewright.actions.instants import instant_ms
 from icewright.operators.base import IcebergBaseOperator, to_jsonable
 
 if TYPE_CHECKING:
@@ -20,40 +19,7 @@ __all__ = [
     "IcebergExpireSnapshotsOperator",
     "IcebergRemoveOrphanFilesOperator",
     "IcebergRewriteDataFilesOperator",
-    "as_instant",
 ]
-
-
-def as_instant(value: Any, what: str = "older_than") -> int | dt.datetime | None:
-    """An instant as the maintenance actions take it.
-
-    Milliseconds since the epoch (an int or its text), an aware datetime, an ISO-8601
-    text (``{{ data_interval_end }}``; without a zone it is UTC) or a ``timedelta``
-    (that long before now).
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.timedelta):
-        return dt.datetime.now(dt.UTC) - value
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-    if isinstance(value, bool):
-        raise ValidationError(f"{what} must be an instant, not a boolean")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("-").isdigit():
-            return int(text)
-        try:
-            parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValidationError(
-                f"{what} {value!r} is neither milliseconds since the epoch nor an ISO-8601 "
-                "timestamp (e.g. 2026-01-02T00:00:00+00:00)"
-            ) from None
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
-    raise ValidationError(f"{what} must be an instant, got {type(value).__name__}")
 
 
 class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
@@ -173,7 +139,7 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
         return expire(
             self.table,
             catalog=self.catalog,
-            older_than=as_instant(self.older_than),
+            older_than=instant_ms(self.older_than),
             retain_last=self.retain_last,
             dry_run=self.is_dry_run,
         )
@@ -215,7 +181,7 @@ class IcebergRemoveOrphanFilesOperator(IcebergBaseOperator):
         return remove_orphan_files(
             self.table,
             catalog=self.catalog,
-            older_than=as_instant(self.older_than),
+            older_than=instant_ms(self.older_than),
             dry_run=self.is_dry_run,
         )
 

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CONN_TYPE", "get_provider_info"]
+__all__ = ["CONN_TYPE", "DEFAULT_CONN_ID", "get_provider_info"]
+
+DEFAULT_CONN_ID = "icewright_default"
+"""The connection id operators, the sensor, triggers, assets and the hook use when none is
+named; without such a connection they use the embedded default catalog."""
 
 CONN_TYPE = "icewright"
 """The connection type of :class:`~icewright.providers.hooks.IcebergHook` (``iceberg`` is

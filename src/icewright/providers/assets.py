@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset
 
 from icewright.errors import ValidationError
+from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from urllib.parse import SplitResult
@@ -35,7 +36,6 @@ __all__ = [
 ]
 
 SCHEME = "iceberg"
-DEFAULT_CONN_ID = "icewright_default"
 
 
 def _parts(table: str | tuple[str, ...]) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from airflow.sdk import BaseHook
 
 from icewright.catalog import Catalog, default_catalog, load_catalog
 from icewright.errors import IcewrightError, ValidationError
+from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -73,7 +74,7 @@ class IcebergHook(BaseHook):
     """
 
     conn_name_attr = "iceberg_conn_id"
-    default_conn_name = "icewright_default"
+    default_conn_name = DEFAULT_CONN_ID
     conn_type = "icewright"
     hook_name = "Iceberg (icewright)"
 

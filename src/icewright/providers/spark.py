@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import ValidationError
+from icewright.runners.local import LocalRunner
+from icewright.runners.submit import submit_runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,20 +62,10 @@ def runner_for(
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if spark_conn_id is None and not overrides:
-        from icewright.runners.local import LocalRunner
-
         return LocalRunner()
-    try:
-        from icewright.runners.settings import SparkSubmitSettings
-        from icewright.runners.submit import SparkSubmitRunner
-    except ImportError as e:  # the submit runner ships with icewright; guard partial installs
-        raise ValidationError(
-            f"spark-submit settings were given but the submit runner is unavailable: {e}"
-        ) from None
     host: str | None = None
     port: int | None = None
     extra: dict[str, Any] = {}
     if spark_conn_id is not None:
         host, port, extra = _spark_connection(spark_conn_id)
-    settings = SparkSubmitSettings.from_connection(host, port, extra, **overrides)
-    return SparkSubmitRunner(settings, job_key=job_key, log=log)
+    return submit_runner(host, port, extra, job_key=job_key, log=log, **overrides)

@@ -50,6 +50,7 @@ from icewright.actions.watch import (
     stable_digest,
 )
 from icewright.errors import NoSuchTable, ValidationError
+from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
@@ -65,7 +66,6 @@ __all__ = [
     "watched_iceberg_asset",
 ]
 
-DEFAULT_CONN_ID = "icewright_default"
 DEFAULT_POLL_INTERVAL = 60.0
 """Seconds between pointer reads."""
 START_FROM = ("latest", "earliest")

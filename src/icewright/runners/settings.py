@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from icewright import LOCAL_SPARK_MASTER
 from icewright.errors import ValidationError
 
 __all__ = ["SPARK_BINARIES", "SparkSubmitSettings"]
@@ -56,7 +57,7 @@ class SparkSubmitSettings:
     :class:`~icewright.runners.store.JobSubmitted` (see the module docstring).
     """
 
-    master: str = "local[*]"
+    master: str = LOCAL_SPARK_MASTER
     deploy_mode: str = "client"
     queue: str | None = None
     namespace: str | None = None
@@ -174,7 +175,7 @@ class SparkSubmitSettings:
 
 def _master(host: str | None, port: int | None) -> str:
     if host is None or not str(host).strip():
-        return "local[*]"
+        return LOCAL_SPARK_MASTER
     host = str(host).strip()
     bare = "://" not in host and not host.startswith(("local", "yarn"))
     if bare:

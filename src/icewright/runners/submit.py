@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["SparkSubmitRunner"]
+__all__ = ["SparkSubmitRunner", "submit_runner"]
 
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
 _APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
@@ -580,3 +580,21 @@ class SparkSubmitRunner:
 def _default_staging(metadata: TableMetadata) -> str:
 
     return default_staging(metadata.location)
+
+
+def submit_runner(
+    host: str | None,
+    port: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+    *,
+    job_key: str | None = None,
+    log: Callable[[str], None] | None = None,
+    **overrides: Any,
+) -> SparkSubmitRunner:
+    """A ``spark-submit`` runner configured the way an Airflow ``spark`` connection is
+    (host, port, extras: :meth:`SparkSubmitSettings.from_connection`), with ``overrides``
+    (any settings field; None values are left out) on top. The operators build theirs from
+    a connection, the command from ``--master``; both through here."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    settings = SparkSubmitSettings.from_connection(host, port, extra, **given)
+    return SparkSubmitRunner(settings, job_key=job_key, log=log)

@@ -7,23 +7,15 @@ not import Airflow: the sensor is imported on first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from icewright.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from icewright.sensors.snapshot import IcebergSnapshotSensor
 
 __all__ = ["IcebergSnapshotSensor"]
 
+_EXPORTS = {"IcebergSnapshotSensor": "snapshot"}
 
-def __getattr__(name: str) -> Any:
-    """Import the sensor from its module on first use."""
-    if name == "IcebergSnapshotSensor":
-        value = importlib.import_module(f"{__name__}.snapshot").IcebergSnapshotSensor
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+lazy_exports(__name__, _EXPORTS)

@@ -40,6 +40,7 @@ from icewright.actions.watch import (
     Watermark,
 )
 from icewright.errors import IcewrightError, ValidationError
+from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         self,
         *,
         table: str,
-        iceberg_conn_id: str | None = "icewright_default",
+        iceberg_conn_id: str | None = DEFAULT_CONN_ID,
         branch: str = "main",
         after_snapshot_id: int | str | None = None,
         since_previous_run: bool = False,

@@ -15,10 +15,8 @@ imported from their modules on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from icewright.errors import MissingDependency
+from icewright.lazy import lazy_exports
 
 try:
     import pyspark  # noqa: F401 - only checks that PySpark is there
@@ -57,13 +55,4 @@ __all__ = [
     "write_files",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'icewright.spark' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+lazy_exports(__name__, _EXPORTS)

@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 from pyspark.sql.udf import UserDefinedFunction
 
+from icewright import LOCAL_SPARK_MASTER
 from icewright.errors import MissingDependency, ValidationError
 
 __all__ = ["DEFAULT_CONF", "JOB_SQL_CONF", "job_conf", "local_session", "map_in_arrow"]
@@ -40,7 +41,7 @@ JOB_SQL_CONF: Mapping[str, str] = {
 """Runtime SQL settings every icewright job needs; set for the job's duration."""
 
 DEFAULT_CONF: Mapping[str, str] = {
-    "spark.master": "local[*]",
+    "spark.master": LOCAL_SPARK_MASTER,
     "spark.app.name": "icewright",
     # Small, but enough to keep every local core busy (Spark's default is 200).
     "spark.sql.shuffle.partitions": str(max(4, os.cpu_count() or 1)),

@@ -22,6 +22,7 @@ and ``fixed`` and ``binary`` are ``BINARY``; ``time`` is ``TIME(6)`` where Spark
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's idiom
 from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, reassign_ids
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -178,10 +179,16 @@ def _pyspark_version() -> str:
 def from_spark_type(data_type: T.DataType, next_id: Callable[[], int]) -> IcebergType:
     """The Iceberg type of a Spark type, nested ids drawn from ``next_id``.
 
-    Ids are drawn in Iceberg Java's ``TypeUtil.assignFreshIds`` order (a struct's own
-    fields first, then each one's nested type; a list's element, a map's key then value
-    before going deeper), which is also the order icewright's ``UpdateSchema`` uses.
+    Ids are drawn in Iceberg Java's ``TypeUtil.assignFreshIds`` order
+    (:func:`icewright.spec.schema.reassign_ids`), which is also the order icewright's
+    ``UpdateSchema`` uses.
     """
+    placeholders = itertools.count(1)
+    return reassign_ids(_converted(data_type, lambda: next(placeholders)), lambda _old: next_id())
+
+
+def _converted(data_type: T.DataType, next_id: Callable[[], int]) -> IcebergType:
+    """The Iceberg type of a Spark type, with placeholder ids from ``next_id``."""
     d = data_type
     if isinstance(d, T.BooleanType):
         return BooleanType()
@@ -208,19 +215,20 @@ def from_spark_type(data_type: T.DataType, next_id: Callable[[], int]) -> Iceber
     if has_time_type() and isinstance(d, T.TimeType):
         return TimeType()
     if isinstance(d, T.StructType):
-        ids = [next_id() for _ in d.fields]
-        fields = [
-            NestedField(i, f.name, from_spark_type(f.dataType, next_id), not f.nullable, _doc(f))
-            for i, f in zip(ids, d.fields, strict=True)
-        ]
-        return StructType(*fields)
+        return StructType(
+            *[
+                NestedField(
+                    next_id(), f.name, _converted(f.dataType, next_id), not f.nullable, _doc(f)
+                )
+                for f in d.fields
+            ]
+        )
     if isinstance(d, T.ArrayType):
-        element_id = next_id()
-        return ListType(element_id, from_spark_type(d.elementType, next_id), not d.containsNull)
+        return ListType(next_id(), _converted(d.elementType, next_id), not d.containsNull)
     if isinstance(d, T.MapType):
         key_id, value_id = next_id(), next_id()
-        key = from_spark_type(d.keyType, next_id)
-        value = from_spark_type(d.valueType, next_id)
+        key = _converted(d.keyType, next_id)
+        value = _converted(d.valueType, next_id)
         return MapType(key_id, key, value_id, value, not d.valueContainsNull)
     raise ValidationError(
         f"Spark type {d.simpleString()} has no Iceberg type; cast the column to one that "

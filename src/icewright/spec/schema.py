@@ -6,7 +6,9 @@ identifier fields. Lookups by field id and by dotted name cover nested fields.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -260,3 +262,73 @@ def walk_fields(
         t = f.field_type
         if isinstance(t, StructType | ListType | MapType):
             yield from walk_fields(t.fields, path)
+
+
+def reassign_ids(t: IcebergType, new_id: Callable[[int], int]) -> IcebergType:
+    """``t`` with every nested field id replaced by ``new_id(old id)``, called in Iceberg
+    Java's ``TypeUtil.assignFreshIds`` order: a struct's own fields first, then each one's
+    nested type; a list's element, a map's key then value, before going deeper.
+
+    This order is the one every writer of fresh ids uses (new tables, replaced schemas,
+    added columns, parsed schema text, Spark schemas), so the same columns always get the
+    same ids as Java gives them.
+    """
+    if isinstance(t, StructType):
+        ids = [new_id(f.field_id) for f in t.fields]
+        return StructType(
+            *[
+                dataclasses.replace(f, field_id=i, field_type=reassign_ids(f.field_type, new_id))
+                for i, f in zip(ids, t.fields, strict=True)
+            ]
+        )
+    if isinstance(t, ListType):
+        element_id = new_id(t.element_id)
+        return ListType(element_id, reassign_ids(t.element_type, new_id), t.element_required)
+    if isinstance(t, MapType):
+        key_id, value_id = new_id(t.key_id), new_id(t.value_id)
+        return MapType(
+            key_id,
+            reassign_ids(t.key_type, new_id),
+            value_id,
+            reassign_ids(t.value_type, new_id),
+            t.value_required,
+        )
+    return t
+
+
+def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
+    """The schema renumbered 1..n in Iceberg's order (:func:`reassign_ids`), and the
+    old-to-new id map.
+
+    The result has schema id 0; identifier field ids follow their fields.
+    """
+    counter = itertools.count(1)
+    id_map: dict[int, int] = {}
+
+    def fresh(old: int) -> int:
+        id_map[old] = new = next(counter)
+        return new
+
+    struct = reassign_ids(StructType(*schema.fields), fresh)
+    assert isinstance(struct, StructType)
+    identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
+    return Schema(*struct.fields, schema_id=0, identifier_field_ids=identifiers), id_map
+
+
+def check_format_version(schema: Schema, format_version: int, hint: str = "") -> None:
+    """Refuse what a table of ``format_version`` cannot hold: types of a later format
+    version and, before v3, default values (spec Appendix E, "Version 3"). ``hint`` ends
+    the message about a default value (what to do instead)."""
+    for path, f in walk_fields(schema.fields):
+        name = ".".join(path)
+        t = f.field_type
+        if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
+            raise ValidationError(
+                f"column {name!r} has type {t}, which needs table format version "
+                f"{t.min_format_version}; this table is v{format_version}"
+            )
+        if format_version < 3 and (f.initial_default is not None or f.write_default is not None):
+            raise ValidationError(
+                f"column {name!r} has a default value, which needs table format version 3; "
+                f"this table is v{format_version}{hint}"
+            )

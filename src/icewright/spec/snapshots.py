@@ -5,277 +5,40 @@ Spec sections: "Snapshots", "Snapshot References", "Table Metadata Fields"
 immutable; the JSON codecs follow the reference implementation's key order so
 a file written by icewright diffs cleanly against one written by Java.
 
-This module also holds the small JSON readers and the immutable mapping types
-that the other metadata codecs (statistics, table and view metadata) share.
+The JSON readers and immutable mappings every metadata codec shares are in
+:mod:`icewright.spec.documents`.
 """
 
 from __future__ import annotations
 
 import enum
-import gzip
-import json
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard
 
 from icewright.errors import InvalidMetadata, ValidationError
+from icewright.spec.documents import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    StringMap,
+    as_metadata_error,
+    check_id,
+    check_positive,
+    json_list,
+    json_object,
+    opt_int,
+    opt_long,
+    opt_str,
+    req_long,
+    req_str,
+    required_field,
+    string_map,
+)
 
 MAIN_BRANCH = "main"
 """The branch that ``current-snapshot-id`` follows (spec: "Snapshot References")."""
-
-_LONG_MIN = -(2**63)
-_LONG_MAX = 2**63 - 1
-_INT_MIN = -(2**31)
-_INT_MAX = 2**31 - 1
-
-K = TypeVar("K")
-V = TypeVar("V")
-T = TypeVar("T")
-
-
-# --- immutable mappings ------------------------------------------------------
-
-
-class FrozenMap(Mapping[K, V]):
-    """An immutable, hashable mapping that keeps insertion order.
-
-    Used for every map field of the metadata (properties, refs, summaries), so
-    metadata objects stay frozen all the way down.
-    """
-
-    __slots__ = ("_data",)
-
-    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
-        self._data: dict[K, V] = dict(items)
-
-    def __getitem__(self, key: K) -> V:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[K]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._data.items()))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._data!r})"
-
-    def to_dict(self) -> dict[K, V]:
-        """A mutable copy, in insertion order."""
-        return dict(self._data)
-
-
-class StringMap(FrozenMap[str, str]):
-    """An immutable string-to-string map (properties, summaries).
-
-    The spec stores properties and summaries as ``map<string, string>``; a
-    non-string key or value is refused here rather than written as-is.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, items: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
-        super().__init__(items)
-        for key, value in self._data.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise ValidationError(
-                    f"string map entry {key!r}: {value!r} is not a string pair; "
-                    "Iceberg properties and summaries hold strings only (write numbers as '120')"
-                )
-
-
-EMPTY_STRING_MAP = StringMap()
-
-
-# --- JSON readers shared by the metadata codecs ------------------------------
-
-
-def _load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str) -> dict[str, Any]:
-    """Decode a metadata document given as UTF-8 bytes, text or an already parsed object.
-
-    GZIP-compressed bytes are accepted too: the spec allows metadata JSON files
-    to be compressed (Appendix C, "Table Metadata and Snapshots").
-    """
-    if isinstance(data, Mapping):
-        return _json_object(dict(data), what)
-    if isinstance(data, bytes | bytearray):
-        raw = bytes(data)
-        if raw[:2] == b"\x1f\x8b":
-            try:
-                raw = gzip.decompress(raw)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise InvalidMetadata(
-                    f"{what} is GZIP data that cannot be decompressed: {exc}"
-                ) from None
-        try:
-            # utf-8-sig: a leading byte-order mark is tolerated, as JSON parsers do.
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InvalidMetadata(f"{what} is not UTF-8 text: {exc}") from None
-    elif isinstance(data, str):
-        text = data
-    else:
-        raise InvalidMetadata(f"{what} must be given as bytes, str or dict, got {type(data)}")
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidMetadata(
-            f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "the file is corrupt or not a metadata file"
-        ) from None
-    return _json_object(parsed, what)
-
-
-def _dump_document(obj: Mapping[str, Any]) -> bytes:
-    """Serialize a metadata document as compact UTF-8 JSON.
-
-    The spec prescribes no layout, and Java, pyiceberg and DuckDB read any. Compact
-    output is what the standard library's C encoder produces in one call; an indented
-    document is a third larger and is encoded node by node in Python, which for a table
-    with a long history (thousands of snapshots) was most of a commit's time.
-    """
-    return _COMPACT.encode(obj).encode("utf-8")
-
-
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _freeze_json(value: Any) -> Any:
-    """Deep-freeze a parsed JSON value (objects to FrozenMap, lists to tuples)."""
-    if isinstance(value, Mapping):
-        return FrozenMap((k, _freeze_json(v)) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return tuple(_freeze_json(v) for v in value)
-    return value
-
-
-def _thaw_json(value: Any) -> Any:
-    """The inverse of :func:`_freeze_json`: plain dicts and lists again."""
-    if isinstance(value, Mapping):
-        return {k: _thaw_json(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_thaw_json(v) for v in value]
-    return value
-
-
-def _json_object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InvalidMetadata(f"{what} must be a JSON object, got {_show(value)}")
-    return value
-
-
-def _json_list(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise InvalidMetadata(f"{what} must be a JSON list, got {_show(value)}")
-    return value
-
-
-def _required(obj: Mapping[str, Any], key: str, what: str) -> Any:
-    if key not in obj or obj[key] is None:
-        raise InvalidMetadata(f"{what} is missing the required field {key!r}")
-    return obj[key]
-
-
-def _check_int(value: Any, what: str, low: int = _LONG_MIN, high: int = _LONG_MAX) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidMetadata(f"{what} must be an integer, got {_show(value)}")
-    if not low <= value <= high:
-        raise InvalidMetadata(f"{what} = {value} is out of range [{low}, {high}]")
-    return value
-
-
-def _req_long(obj: Mapping[str, Any], key: str, what: str) -> int:
-    return _check_int(_required(obj, key, what), f"{what} field {key!r}")
-
-
-def _req_int(obj: Mapping[str, Any], key: str, what: str) -> int:
-    return _check_int(_required(obj, key, what), f"{what} field {key!r}", _INT_MIN, _INT_MAX)
-
-
-def _opt_long(obj: Mapping[str, Any], key: str, what: str) -> int | None:
-    value = obj.get(key)
-    return None if value is None else _check_int(value, f"{what} field {key!r}")
-
-
-def _opt_int(obj: Mapping[str, Any], key: str, what: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    return _check_int(value, f"{what} field {key!r}", _INT_MIN, _INT_MAX)
-
-
-def _req_str(obj: Mapping[str, Any], key: str, what: str) -> str:
-    value = _required(obj, key, what)
-    if not isinstance(value, str):
-        raise InvalidMetadata(f"{what} field {key!r} must be a string, got {_show(value)}")
-    return value
-
-
-def _opt_str(obj: Mapping[str, Any], key: str, what: str) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidMetadata(f"{what} field {key!r} must be a string, got {_show(value)}")
-    return value
-
-
-def _string_map(value: Any, what: str) -> StringMap:
-    obj = _json_object(value, what)
-    for key, item in obj.items():
-        if not isinstance(item, str):
-            raise InvalidMetadata(
-                f"{what} entry {key!r} must be a string, got {_show(item)}; "
-                "Iceberg maps of this kind hold strings only"
-            )
-    return StringMap(obj)
-
-
-def _parse(what: str, build: Callable[[], T]) -> T:
-    """Run ``build``, turning a plain ValidationError into InvalidMetadata.
-
-    Constructors raise :class:`ValidationError` for bad arguments; when the bad
-    value came from a file, the caller should see :class:`InvalidMetadata`.
-    Subclasses such as UnsupportedFormatVersion pass through unchanged.
-    """
-    try:
-        return build()
-    except ValidationError as exc:
-        if type(exc) is ValidationError:
-            raise InvalidMetadata(f"invalid {what}: {exc}") from exc
-        raise
-
-
-def _check_unique(ids: Iterable[int], what: str) -> None:
-    seen: set[int] = set()
-    for item in ids:
-        if item in seen:
-            raise ValidationError(f"{what} {item} appears more than once; ids must be unique")
-        seen.add(item)
-
-
-def _join(versions: Iterable[int]) -> str:
-    return ", ".join(str(v) for v in versions)
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _check_positive(value: int | None, what: str) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-        raise ValidationError(f"{what} must be a positive integer, got {value!r}")
-
-
-def _check_id(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{what} must be an integer, got {value!r}")
-
 
 # --- summary -----------------------------------------------------------------
 
@@ -342,17 +105,17 @@ class Summary(StringMap):
         Like the reference implementation, a non-empty summary without an
         ``operation`` is read as ``overwrite``, the operation that claims least.
         """
-        entries = _json_object(obj, "snapshot summary")
+        entries = json_object(obj, "snapshot summary")
         if not entries:
             return None
         # Checked once here and built directly (not through __init__, which would copy and
         # check every entry again): a table's metadata holds a summary per snapshot.
         if not all(k.__class__ is str and v.__class__ is str for k, v in entries.items()):
-            _string_map(entries, "snapshot summary")  # raises, naming the entry
+            string_map(entries, "snapshot summary")  # raises, naming the entry
         op_name = entries.get("operation", Operation.OVERWRITE.value)
         op = _OPERATIONS.get(op_name) if isinstance(op_name, str) else None
         if op is None:
-            return _parse("snapshot summary", lambda: cls(op_name, entries))
+            return as_metadata_error("snapshot summary", lambda: cls(op_name, entries))
         summary = cls.__new__(cls)
         summary._data = {"operation": op.value}
         summary._data.update(entries)
@@ -405,9 +168,9 @@ class Snapshot:
     key_id: str | None = None
 
     def __post_init__(self) -> None:
-        _check_id(self.snapshot_id, "snapshot-id")
-        _check_id(self.timestamp_ms, "snapshot timestamp-ms")
-        _check_id(self.sequence_number, "snapshot sequence-number")
+        check_id(self.snapshot_id, "snapshot-id")
+        check_id(self.timestamp_ms, "snapshot timestamp-ms")
+        check_id(self.sequence_number, "snapshot sequence-number")
         if self.sequence_number < 0:
             raise ValidationError(f"sequence-number must not be negative: {self.sequence_number}")
         if self.manifests is not None:
@@ -424,7 +187,7 @@ class Snapshot:
             )
         for key, value in (("first-row-id", self.first_row_id), ("added-rows", self.added_rows)):
             if value is not None:
-                _check_id(value, f"snapshot {key}")
+                check_id(value, f"snapshot {key}")
                 if value < 0:
                     raise ValidationError(f"snapshot {key} must not be negative, got {value}")
 
@@ -470,35 +233,35 @@ class Snapshot:
         upgraded from v1 may still hold v1 snapshots, so a missing
         ``sequence-number`` reads as 0 and a missing summary as None.
         """
-        o = _json_object(obj, "a snapshot")
+        o = json_object(obj, "a snapshot")
         fast = _plain_snapshot(cls, o)
         if fast is not None:
             return fast
         what = "snapshot"
-        snapshot_id = _req_long(o, "snapshot-id", what)
+        snapshot_id = req_long(o, "snapshot-id", what)
         what = f"snapshot {snapshot_id}"
         summary = None if o.get("summary") is None else Summary.from_json(o["summary"])
-        manifest_list = _opt_str(o, "manifest-list", what)
+        manifest_list = opt_str(o, "manifest-list", what)
         manifests: tuple[str, ...] | None = None
         if manifest_list is None:
-            raw = _json_list(_required(o, "manifests", what + " (no manifest-list)"), what)
+            raw = json_list(required_field(o, "manifests", what + " (no manifest-list)"), what)
             if not all(isinstance(m, str) for m in raw):
                 raise InvalidMetadata(f"{what} field 'manifests' must be a list of strings")
             manifests = tuple(raw)
-        return _parse(
+        return as_metadata_error(
             what,
             lambda: cls(
                 snapshot_id=snapshot_id,
-                timestamp_ms=_req_long(o, "timestamp-ms", what),
+                timestamp_ms=req_long(o, "timestamp-ms", what),
                 manifest_list=manifest_list,
                 manifests=manifests,
                 summary=summary,
-                parent_snapshot_id=_opt_long(o, "parent-snapshot-id", what),
-                sequence_number=_opt_long(o, "sequence-number", what) or 0,
-                schema_id=_opt_int(o, "schema-id", what),
-                first_row_id=_opt_long(o, "first-row-id", what),
-                added_rows=_opt_long(o, "added-rows", what),
-                key_id=_opt_str(o, "key-id", what),
+                parent_snapshot_id=opt_long(o, "parent-snapshot-id", what),
+                sequence_number=opt_long(o, "sequence-number", what) or 0,
+                schema_id=opt_int(o, "schema-id", what),
+                first_row_id=opt_long(o, "first-row-id", what),
+                added_rows=opt_long(o, "added-rows", what),
+                key_id=opt_str(o, "key-id", what),
             ),
         )
 
@@ -510,7 +273,7 @@ _PLAIN_SNAPSHOT_KEYS = frozenset(
 
 
 def _is_long(value: Any) -> TypeGuard[int]:
-    return value.__class__ is int and _LONG_MIN <= value <= _LONG_MAX
+    return value.__class__ is int and LONG_MIN <= value <= LONG_MAX
 
 
 def _long_or_none(value: Any) -> bool:
@@ -543,7 +306,7 @@ def _plain_snapshot(cls: type[Snapshot], o: dict[str, Any]) -> Snapshot | None:
         or not _long_or_none(sequence_number)
         or not _long_or_none(parent)
         or not (
-            schema_id is None or (schema_id.__class__ is int and _INT_MIN <= schema_id <= _INT_MAX)
+            schema_id is None or (schema_id.__class__ is int and INT_MIN <= schema_id <= INT_MAX)
         )
         or (sequence_number is not None and sequence_number < 0)
         or not (summary is None or summary.__class__ is dict)
@@ -593,7 +356,7 @@ class SnapshotRef:
     max_ref_age_ms: int | None = None
 
     def __post_init__(self) -> None:
-        _check_id(self.snapshot_id, "reference snapshot-id")
+        check_id(self.snapshot_id, "reference snapshot-id")
         if not isinstance(self.type, SnapshotRefType):
             try:
                 object.__setattr__(self, "type", SnapshotRefType(self.type))
@@ -601,9 +364,9 @@ class SnapshotRef:
                 raise ValidationError(
                     f"unknown reference type {self.type!r}: it must be 'branch' or 'tag'"
                 ) from None
-        _check_positive(self.min_snapshots_to_keep, "min-snapshots-to-keep")
-        _check_positive(self.max_snapshot_age_ms, "max-snapshot-age-ms")
-        _check_positive(self.max_ref_age_ms, "max-ref-age-ms")
+        check_positive(self.min_snapshots_to_keep, "min-snapshots-to-keep")
+        check_positive(self.max_snapshot_age_ms, "max-snapshot-age-ms")
+        check_positive(self.max_ref_age_ms, "max-ref-age-ms")
         if self.type is SnapshotRefType.TAG and (
             self.min_snapshots_to_keep is not None or self.max_snapshot_age_ms is not None
         ):
@@ -637,18 +400,18 @@ class SnapshotRef:
     def from_json(cls, obj: Any) -> SnapshotRef:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "snapshot reference"
-        o = _json_object(obj, f"a {what}")
-        ref_type = _req_str(o, "type", what).lower()
+        o = json_object(obj, f"a {what}")
+        ref_type = req_str(o, "type", what).lower()
         if ref_type not in ("branch", "tag"):
             raise InvalidMetadata(f"{what} type {ref_type!r} is neither 'branch' nor 'tag'")
-        return _parse(
+        return as_metadata_error(
             what,
             lambda: cls(
-                snapshot_id=_req_long(o, "snapshot-id", what),
+                snapshot_id=req_long(o, "snapshot-id", what),
                 type=SnapshotRefType(ref_type),
-                min_snapshots_to_keep=_opt_int(o, "min-snapshots-to-keep", what),
-                max_snapshot_age_ms=_opt_long(o, "max-snapshot-age-ms", what),
-                max_ref_age_ms=_opt_long(o, "max-ref-age-ms", what),
+                min_snapshots_to_keep=opt_int(o, "min-snapshots-to-keep", what),
+                max_snapshot_age_ms=opt_long(o, "max-snapshot-age-ms", what),
+                max_ref_age_ms=opt_long(o, "max-ref-age-ms", what),
             ),
         )
 
@@ -677,8 +440,8 @@ class SnapshotLogEntry:
             if _is_long(timestamp) and _is_long(snapshot_id):
                 return cls(timestamp, snapshot_id)
         what = "snapshot-log entry"
-        o = _json_object(obj, f"a {what}")
-        return cls(_req_long(o, "timestamp-ms", what), _req_long(o, "snapshot-id", what))
+        o = json_object(obj, f"a {what}")
+        return cls(req_long(o, "timestamp-ms", what), req_long(o, "snapshot-id", what))
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,5 +463,5 @@ class MetadataLogEntry:
             if _is_long(timestamp) and isinstance(metadata_file, str):
                 return cls(timestamp, metadata_file)
         what = "metadata-log entry"
-        o = _json_object(obj, f"a {what}")
-        return cls(_req_long(o, "timestamp-ms", what), _req_str(o, "metadata-file", what))
+        o = json_object(obj, f"a {what}")
+        return cls(req_long(o, "timestamp-ms", what), req_str(o, "metadata-file", what))

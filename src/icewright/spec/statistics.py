@@ -11,17 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from icewright.errors import InvalidMetadata, ValidationError
-from icewright.spec.snapshots import (
+from icewright.spec.documents import (
     EMPTY_STRING_MAP,
     StringMap,
-    _json_list,
-    _json_object,
-    _opt_str,
-    _parse,
-    _req_long,
-    _req_str,
-    _required,
-    _string_map,
+    as_metadata_error,
+    json_list,
+    json_object,
+    opt_str,
+    req_long,
+    req_str,
+    required_field,
+    string_map,
 )
 
 
@@ -71,19 +71,19 @@ class BlobMetadata:
     def from_json(cls, obj: Any) -> BlobMetadata:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "statistics blob-metadata"
-        o = _json_object(obj, f"a {what} entry")
-        raw_fields = _json_list(_required(o, "fields", what), f"{what} field 'fields'")
+        o = json_object(obj, f"a {what} entry")
+        raw_fields = json_list(required_field(o, "fields", what), f"{what} field 'fields'")
         props = o.get("properties")
-        return _parse(
+        return as_metadata_error(
             what,
             lambda: cls(
-                type=_req_str(o, "type", what),
-                snapshot_id=_req_long(o, "snapshot-id", what),
-                sequence_number=_req_long(o, "sequence-number", what),
+                type=req_str(o, "type", what),
+                snapshot_id=req_long(o, "snapshot-id", what),
+                sequence_number=req_long(o, "sequence-number", what),
                 fields=tuple(raw_fields),
                 properties=EMPTY_STRING_MAP
                 if props is None
-                else _string_map(props, f"{what} properties"),
+                else string_map(props, f"{what} properties"),
             ),
         )
 
@@ -127,22 +127,22 @@ class StatisticsFile:
     def from_json(cls, obj: Any) -> StatisticsFile:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "statistics file"
-        o = _json_object(obj, f"a {what}")
+        o = json_object(obj, f"a {what}")
         if "blob-metadata" not in o:
             raise InvalidMetadata(f"{what} is missing the required field 'blob-metadata'")
         blobs = tuple(
             BlobMetadata.from_json(b)
-            for b in _json_list(o["blob-metadata"], f"{what} field 'blob-metadata'")
+            for b in json_list(o["blob-metadata"], f"{what} field 'blob-metadata'")
         )
-        return _parse(
+        return as_metadata_error(
             what,
             lambda: cls(
-                snapshot_id=_req_long(o, "snapshot-id", what),
-                statistics_path=_req_str(o, "statistics-path", what),
-                file_size_in_bytes=_req_long(o, "file-size-in-bytes", what),
-                file_footer_size_in_bytes=_req_long(o, "file-footer-size-in-bytes", what),
+                snapshot_id=req_long(o, "snapshot-id", what),
+                statistics_path=req_str(o, "statistics-path", what),
+                file_size_in_bytes=req_long(o, "file-size-in-bytes", what),
+                file_footer_size_in_bytes=req_long(o, "file-footer-size-in-bytes", what),
                 blob_metadata=blobs,
-                key_metadata=_opt_str(o, "key-metadata", what),
+                key_metadata=opt_str(o, "key-metadata", what),
             ),
         )
 
@@ -172,12 +172,12 @@ class PartitionStatisticsFile:
     def from_json(cls, obj: Any) -> PartitionStatisticsFile:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "partition statistics file"
-        o = _json_object(obj, f"a {what}")
-        return _parse(
+        o = json_object(obj, f"a {what}")
+        return as_metadata_error(
             what,
             lambda: cls(
-                snapshot_id=_req_long(o, "snapshot-id", what),
-                statistics_path=_req_str(o, "statistics-path", what),
-                file_size_in_bytes=_req_long(o, "file-size-in-bytes", what),
+                snapshot_id=req_long(o, "snapshot-id", what),
+                statistics_path=req_str(o, "statistics-path", what),
+                file_size_in_bytes=req_long(o, "file-size-in-bytes", what),
             ),
         )

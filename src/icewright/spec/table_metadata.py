@@ -15,7 +15,6 @@ construction holds for the result too.
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,45 +22,39 @@ from functools import cached_property
 from typing import Any
 
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
-from icewright.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec
+from icewright.spec.documents import (
+    EMPTY_STRING_MAP,
+    FrozenMap,
+    StringMap,
+    as_metadata_error,
+    check_unique_ids,
+    dump_document,
+    freeze_json,
+    join_ids,
+    json_list,
+    json_object,
+    load_document,
+    opt_int,
+    opt_long,
+    req_int,
+    req_long,
+    req_str,
+    required_field,
+    string_map,
+    thaw_json,
+)
+from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
-    EMPTY_STRING_MAP,
     MAIN_BRANCH,
-    FrozenMap,
     MetadataLogEntry,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
     SnapshotRefType,
-    StringMap,
-    _check_unique,
-    _dump_document,
-    _freeze_json,
-    _join,
-    _json_list,
-    _json_object,
-    _load_document,
-    _opt_int,
-    _opt_long,
-    _parse,
-    _req_int,
-    _req_long,
-    _req_str,
-    _required,
-    _string_map,
-    _thaw_json,
 )
-from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortField, SortOrder
+from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
 from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile
-from icewright.spec.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    NestedField,
-    PrimitiveType,
-    StructType,
-)
 
 SUPPORTED_READ_FORMAT_VERSIONS = (1, 2, 3)
 """Table format versions icewright can read."""
@@ -95,8 +88,8 @@ _KNOWN_KEYS = frozenset(
 def _unsupported_read(version: int) -> UnsupportedFormatVersion:
     return UnsupportedFormatVersion(
         f"table format-version {version} is not supported: icewright reads table format "
-        f"versions {_join(SUPPORTED_READ_FORMAT_VERSIONS)} and writes "
-        f"{_join(SUPPORTED_WRITE_FORMAT_VERSIONS)}; use an engine that supports v{version}"
+        f"versions {join_ids(SUPPORTED_READ_FORMAT_VERSIONS)} and writes "
+        f"{join_ids(SUPPORTED_WRITE_FORMAT_VERSIONS)}; use an engine that supports v{version}"
     )
 
 
@@ -171,10 +164,10 @@ class TableMetadata:
         if not isinstance(self.refs, FrozenMap):
             object.__setattr__(self, "refs", FrozenMap(self.refs))
         object.__setattr__(
-            self, "encryption_keys", tuple(_freeze_json(k) for k in self.encryption_keys)
+            self, "encryption_keys", tuple(freeze_json(k) for k in self.encryption_keys)
         )
         if not isinstance(self.extra, FrozenMap):
-            object.__setattr__(self, "extra", _freeze_json(self.extra))
+            object.__setattr__(self, "extra", freeze_json(self.extra))
         # Java writes -1 for "no current snapshot" in v1/v2 (Appendix F).
         if self.current_snapshot_id == -1:
             object.__setattr__(self, "current_snapshot_id", None)
@@ -182,7 +175,7 @@ class TableMetadata:
     def _check_schemas_specs_orders(self) -> None:
         if not self.schemas:
             raise ValidationError("table metadata needs at least one schema")
-        _check_unique((s.schema_id for s in self.schemas), "schema-id")
+        check_unique_ids((s.schema_id for s in self.schemas), "schema-id")
         if self.current_schema_id not in {s.schema_id for s in self.schemas}:
             raise ValidationError(
                 f"current-schema-id {self.current_schema_id} is not one of the schemas "
@@ -190,13 +183,13 @@ class TableMetadata:
             )
         if not self.partition_specs:
             raise ValidationError("table metadata needs at least one partition spec")
-        _check_unique((s.spec_id for s in self.partition_specs), "partition spec-id")
+        check_unique_ids((s.spec_id for s in self.partition_specs), "partition spec-id")
         if self.default_spec_id not in self.specs_by_id():
             raise ValidationError(
                 f"default-spec-id {self.default_spec_id} is not one of the partition specs "
                 f"{sorted(self.specs_by_id())}"
             )
-        _check_unique((o.order_id for o in self.sort_orders), "sort order-id")
+        check_unique_ids((o.order_id for o in self.sort_orders), "sort order-id")
         order_ids = {o.order_id for o in self.sort_orders}
         # Id 0 is the unsorted order, meaningful even when the list omits it.
         if self.default_sort_order_id != 0 and self.default_sort_order_id not in order_ids:
@@ -206,7 +199,7 @@ class TableMetadata:
             )
 
     def _check_snapshots_and_refs(self) -> None:
-        _check_unique((s.snapshot_id for s in self.snapshots), "snapshot-id")
+        check_unique_ids((s.snapshot_id for s in self.snapshots), "snapshot-id")
         by_id = self._snapshots_by_id
         if self.current_snapshot_id is not None and self.current_snapshot_id not in by_id:
             raise ValidationError(
@@ -484,7 +477,7 @@ class TableMetadata:
         if version >= 3:
             out["next-row-id"] = self.next_row_id
         if self.encryption_keys:
-            out["encryption-keys"] = [_thaw_json(k) for k in self.encryption_keys]
+            out["encryption-keys"] = [thaw_json(k) for k in self.encryption_keys]
         out["refs"] = {name: ref.to_json() for name, ref in self.refs.items()}
         out["snapshots"] = (
             [s.to_json(version) for s in self.snapshots] if snapshots is None else snapshots
@@ -494,7 +487,7 @@ class TableMetadata:
         out["snapshot-log"] = [e.to_json() for e in self.snapshot_log]
         out["metadata-log"] = [e.to_json() for e in self.metadata_log]
         for key, value in self.extra.items():
-            out[key] = _thaw_json(value)
+            out[key] = thaw_json(value)
         return out
 
     def to_json(self) -> bytes:
@@ -506,11 +499,11 @@ class TableMetadata:
         if self.format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"writing table format-version {self.format_version} is not supported: "
-                f"icewright writes format versions {_join(SUPPORTED_WRITE_FORMAT_VERSIONS)} "
-                f"(and reads {_join(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
+                f"icewright writes format versions {join_ids(SUPPORTED_WRITE_FORMAT_VERSIONS)} "
+                f"(and reads {join_ids(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
                 "with an engine that supports it"
             )
-        text = _dump_document(self._document(_SNAPSHOTS_SLOT))
+        text = dump_document(self._document(_SNAPSHOTS_SLOT))
         # Snapshots are immutable and shared by every metadata that descends from the one
         # they were added to: each is encoded once (see _snapshot_json) and spliced in.
         encoded = b",".join(_snapshot_json(s, self.format_version) for s in self.snapshots)
@@ -524,7 +517,7 @@ class TableMetadata:
         read and :class:`InvalidMetadata` naming the field for anything
         malformed or missing.
         """
-        return _read_table_metadata(_load_document(data, "table metadata"))
+        return _read_table_metadata(load_document(data, "table metadata"))
 
 
 _SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
@@ -545,7 +538,7 @@ def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:
         return hit[1]
     if len(_SNAPSHOT_JSON) >= _SNAPSHOT_JSON_LIMIT:
         _SNAPSHOT_JSON.clear()
-    encoded = _dump_document(snapshot.to_json(format_version))
+    encoded = dump_document(snapshot.to_json(format_version))
     _SNAPSHOT_JSON[key] = (snapshot, encoded)
     return encoded
 
@@ -559,38 +552,38 @@ def _list_of(o: Mapping[str, Any], key: str, parse: Callable[[Any], Any]) -> tup
     value = o.get(key)
     if value is None:
         return ()
-    return tuple(parse(item) for item in _json_list(value, f"{_WHAT} field {key!r}"))
+    return tuple(parse(item) for item in json_list(value, f"{_WHAT} field {key!r}"))
 
 
 def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
-    version = _req_int(o, "format-version", _WHAT)
+    version = req_int(o, "format-version", _WHAT)
     if version not in SUPPORTED_READ_FORMAT_VERSIONS:
         raise _unsupported_read(version)
     table_uuid: uuid.UUID | None = None
     raw_uuid = o.get("table-uuid")
     if raw_uuid is not None or version >= 2:
-        text = _req_str(o, "table-uuid", _WHAT)
+        text = req_str(o, "table-uuid", _WHAT)
         try:
             table_uuid = uuid.UUID(text)
         except ValueError:
             raise InvalidMetadata(f"{_WHAT} field 'table-uuid' is not a UUID: {text!r}") from None
 
     # Appendix E: "last-sequence-number must default to 0" when reading v1.
-    last_sequence_number = _req_long(o, "last-sequence-number", _WHAT) if version >= 2 else 0
+    last_sequence_number = req_long(o, "last-sequence-number", _WHAT) if version >= 2 else 0
 
     schemas, current_schema_id = _read_schemas(o, version)
     specs, default_spec_id = _read_specs(o, version)
-    last_partition_id = _opt_int(o, "last-partition-id", _WHAT)
+    last_partition_id = opt_int(o, "last-partition-id", _WHAT)
     if last_partition_id is None:
         if version >= 2:
-            _required(o, "last-partition-id", _WHAT)
+            required_field(o, "last-partition-id", _WHAT)
         last_partition_id = max(s.last_assigned_field_id for s in specs)
     sort_orders, default_sort_order_id = _read_sort_orders(o, version)
 
-    current_snapshot_id = _opt_long(o, "current-snapshot-id", _WHAT)
+    current_snapshot_id = opt_long(o, "current-snapshot-id", _WHAT)
     if current_snapshot_id == -1:
         current_snapshot_id = None
-    refs_obj = _json_object(o.get("refs") or {}, f"{_WHAT} field 'refs'")
+    refs_obj = json_object(o.get("refs") or {}, f"{_WHAT} field 'refs'")
     refs = {name: SnapshotRef.from_json(ref) for name, ref in refs_obj.items()}
     if current_snapshot_id is not None and MAIN_BRANCH not in refs:
         # Spec: "There is always a main branch reference pointing to the
@@ -598,16 +591,16 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
         refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, SnapshotRefType.BRANCH), **refs}
 
     props = o.get("properties")
-    keys = _list_of(o, "encryption-keys", lambda k: _json_object(k, "an encryption key"))
-    return _parse(
+    keys = _list_of(o, "encryption-keys", lambda k: json_object(k, "an encryption key"))
+    return as_metadata_error(
         _WHAT,
         lambda: TableMetadata(
             format_version=version,
             table_uuid=table_uuid,
-            location=_req_str(o, "location", _WHAT),
+            location=req_str(o, "location", _WHAT),
             last_sequence_number=last_sequence_number,
-            last_updated_ms=_req_long(o, "last-updated-ms", _WHAT),
-            last_column_id=_req_int(o, "last-column-id", _WHAT),
+            last_updated_ms=req_long(o, "last-updated-ms", _WHAT),
+            last_column_id=req_int(o, "last-column-id", _WHAT),
             schemas=schemas,
             current_schema_id=current_schema_id,
             partition_specs=specs,
@@ -615,7 +608,7 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
             last_partition_id=last_partition_id,
             properties=EMPTY_STRING_MAP
             if props is None
-            else _string_map(props, f"{_WHAT} properties"),
+            else string_map(props, f"{_WHAT} properties"),
             current_snapshot_id=current_snapshot_id,
             snapshots=_list_of(o, "snapshots", Snapshot.from_json),
             snapshot_log=_list_of(o, "snapshot-log", SnapshotLogEntry.from_json),
@@ -627,9 +620,9 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
             partition_statistics=_list_of(
                 o, "partition-statistics", PartitionStatisticsFile.from_json
             ),
-            next_row_id=_req_long(o, "next-row-id", _WHAT) if version >= 3 else None,
+            next_row_id=req_long(o, "next-row-id", _WHAT) if version >= 3 else None,
             encryption_keys=keys,
-            extra=_freeze_json({k: v for k, v in o.items() if k not in _KNOWN_KEYS}),
+            extra=freeze_json({k: v for k, v in o.items() if k not in _KNOWN_KEYS}),
         ),
     )
 
@@ -640,10 +633,10 @@ def _id_list(
     """A v2-required list and the id of its current entry; None if a v1 file lacks it."""
     if o.get(key) is None:
         if version >= 2:
-            _required(o, key, _WHAT)
+            required_field(o, key, _WHAT)
         return None
-    current = _req_int(o, id_key, _WHAT)
-    return _list_of(o, key, lambda item: _parse(key, lambda: parse(item))), current
+    current = req_int(o, id_key, _WHAT)
+    return _list_of(o, key, lambda item: as_metadata_error(key, lambda: parse(item))), current
 
 
 def _read_schemas(o: Mapping[str, Any], version: int) -> tuple[tuple[Schema, ...], int]:
@@ -653,7 +646,7 @@ def _read_schemas(o: Mapping[str, Any], version: int) -> tuple[tuple[Schema, ...
     # v1 written by old writers: only the deprecated current "schema".
     if o.get("schema") is None:
         raise InvalidMetadata(f"{_WHAT} (v1) has neither 'schemas' nor the deprecated 'schema'")
-    schema = _parse("schema", lambda: Schema.from_json(o["schema"]))
+    schema = as_metadata_error("schema", lambda: Schema.from_json(o["schema"]))
     return (schema,), schema.schema_id
 
 
@@ -667,157 +660,12 @@ def _read_specs(o: Mapping[str, Any], version: int) -> tuple[tuple[PartitionSpec
         raise InvalidMetadata(
             f"{_WHAT} (v1) has neither 'partition-specs' nor the deprecated 'partition-spec'"
         )
-    spec = _parse("partition-spec", lambda: PartitionSpec.from_fields_json(o["partition-spec"]))
+    spec = as_metadata_error(
+        "partition-spec", lambda: PartitionSpec.from_fields_json(o["partition-spec"])
+    )
     return (spec,), spec.spec_id
 
 
 def _read_sort_orders(o: Mapping[str, Any], version: int) -> tuple[tuple[SortOrder, ...], int]:
     found = _id_list(o, version, "sort-orders", "default-sort-order-id", SortOrder.from_json)
     return found or ((UNSORTED_SORT_ORDER,), UNSORTED_SORT_ORDER.order_id)
-
-
-# --- creating a table ---------------------------------------------------------
-
-
-def new_table_metadata(
-    schema: Schema,
-    partition_spec: PartitionSpec,
-    sort_order: SortOrder,
-    location: str,
-    properties: Mapping[str, str] | None = None,
-    *,
-    format_version: int = DEFAULT_FORMAT_VERSION,
-    table_uuid: uuid.UUID | None = None,
-    last_updated_ms: int | None = None,
-) -> TableMetadata:
-    """Metadata for a new, empty table.
-
-    The schema gets fresh field ids 1..n in the order Iceberg assigns them
-    (Java ``TypeUtil.assignFreshIds``, pyiceberg ``assign_fresh_schema_ids``):
-    a struct's own fields are numbered first, then each field's nested type in
-    turn; a list numbers its element, a map its key then value, before going
-    deeper. The partition spec and sort order are remapped to the new ids;
-    partition field ids restart at 1000 and the spec and schema get id 0, a
-    sorted order id 1. Properties in :data:`RESERVED_PROPERTIES` are not
-    stored (``format-version`` must then agree with ``format_version``).
-    """
-    if format_version not in SUPPORTED_WRITE_FORMAT_VERSIONS:
-        raise UnsupportedFormatVersion(
-            f"cannot create a table with format-version {format_version}: icewright creates "
-            f"tables with format versions {_join(SUPPORTED_WRITE_FORMAT_VERSIONS)}"
-        )
-    if not isinstance(location, str) or not location:
-        raise ValidationError(f"a table needs a non-empty location, got {location!r}")
-    props = dict(properties or {})
-    requested = props.get("format-version")
-    if requested is not None and requested != str(format_version):
-        raise ValidationError(
-            f"property format-version={requested!r} disagrees with format_version="
-            f"{format_version}; pass the format version once"
-        )
-    stored = StringMap({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
-
-    fresh_schema, id_map = assign_fresh_ids(schema)
-    _check_types_for_version(fresh_schema, format_version)
-    new_fields = []
-    for pos, pf in enumerate(partition_spec.fields):
-        ids = _remap_ids(pf.source_ids, id_map, f"partition field {pf.name!r}")
-        new_fields.append(
-            PartitionField(ids[0], PARTITION_DATA_ID_START + pos, pf.transform, pf.name, (*ids,))
-        )
-    fresh_spec = PartitionSpec(*new_fields, spec_id=0)
-    sort_fields = []
-    for sf in sort_order.fields:
-        ids = _remap_ids(sf.source_ids, id_map, f"sort field {sf.transform}")
-        sort_fields.append(SortField(ids[0], sf.transform, sf.direction, sf.null_order, (*ids,)))
-    # Id 0 is reserved for the unsorted order; a new table's sorted order is 1.
-    fresh_order = SortOrder(*sort_fields, order_id=INITIAL_SORT_ORDER_ID if sort_fields else 0)
-    fresh_spec.check_compatible(fresh_schema)
-    fresh_order.check_compatible(fresh_schema)
-
-    return TableMetadata(
-        format_version=format_version,
-        table_uuid=table_uuid or uuid.uuid4(),
-        location=location.rstrip("/") if len(location) > 1 else location,
-        last_sequence_number=0,
-        last_updated_ms=int(time.time() * 1000) if last_updated_ms is None else last_updated_ms,
-        last_column_id=fresh_schema.highest_field_id,
-        schemas=(fresh_schema,),
-        current_schema_id=fresh_schema.schema_id,
-        partition_specs=(fresh_spec,),
-        default_spec_id=fresh_spec.spec_id,
-        last_partition_id=fresh_spec.last_assigned_field_id,
-        properties=stored,
-        sort_orders=(fresh_order,),
-        default_sort_order_id=fresh_order.order_id,
-    )
-
-
-def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
-    """The schema renumbered 1..n in Iceberg's order, and the old-to-new id map.
-
-    The result has schema id 0; identifier field ids follow their fields.
-    """
-    counter = iter(range(1, 1 << 31))
-    id_map: dict[int, int] = {}
-
-    def fresh(old: int) -> int:
-        new = next(counter)
-        id_map[old] = new
-        return new
-
-    def struct_fields(fields: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
-        # The struct's own fields are numbered before anything nested inside them.
-        new_ids = [fresh(f.field_id) for f in fields]
-        return tuple(
-            dataclasses.replace(f, field_id=new_id, field_type=visit(f.field_type))
-            for new_id, f in zip(new_ids, fields, strict=True)
-        )
-
-    def visit(t: IcebergType) -> IcebergType:
-        if isinstance(t, StructType):
-            return StructType(*struct_fields(t.fields))
-        if isinstance(t, ListType):
-            element_id = fresh(t.element_id)
-            return ListType(element_id, visit(t.element_type), t.element_required)
-        if isinstance(t, MapType):
-            key_id = fresh(t.key_id)
-            value_id = fresh(t.value_id)
-            return MapType(
-                key_id, visit(t.key_type), value_id, visit(t.value_type), t.value_required
-            )
-        return t
-
-    fields = struct_fields(schema.fields)
-    identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
-    return Schema(*fields, schema_id=0, identifier_field_ids=identifiers), id_map
-
-
-def _remap_ids(source_ids: tuple[int, ...], id_map: Mapping[int, int], what: str) -> list[int]:
-    for sid in source_ids:
-        if sid not in id_map:
-            raise ValidationError(f"{what} refers to column id {sid}, which is not in the schema")
-    return [id_map[sid] for sid in source_ids]
-
-
-def _check_types_for_version(schema: Schema, format_version: int) -> None:
-    """Refuse v3-only types and default values in an older table (Appendix E, "Version 3")."""
-
-    def walk(fields: tuple[NestedField, ...], prefix: str) -> None:
-        for f in fields:
-            name = prefix + f.name
-            t = f.field_type
-            if isinstance(t, PrimitiveType) and t.min_format_version > format_version:
-                raise ValidationError(
-                    f"column {name!r} has type {t}, which needs table format version "
-                    f"{t.min_format_version}; this table is v{format_version}"
-                )
-            if f.initial_default is not None or f.write_default is not None:
-                raise ValidationError(
-                    f"column {name!r} has a default value, which needs table format version 3; "
-                    f"this table is v{format_version}"
-                )
-            if isinstance(t, StructType | ListType | MapType):
-                walk(t.fields, name + ".")
-
-    walk(schema.fields, "")

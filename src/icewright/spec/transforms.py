@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import mmh3
 
 from icewright.errors import ValidationError
+from icewright.spec.dates import days_to_ymd
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -48,7 +49,6 @@ from icewright.spec.types import (
     VariantType,
 )
 from icewright.spec.values import (
-    days_to_ymd,
     decimal_from_unscaled,
     decimal_to_unscaled,
     human_string,

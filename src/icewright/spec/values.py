@@ -26,6 +26,16 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from icewright.errors import ValidationError
+from icewright.spec.dates import (
+    days_to_ymd,
+    fixed_clock,
+    iso_date,
+    iso_year,
+    java_iso_clock,
+    java_local_time,
+    parse_clock_parts,
+    parse_date_parts,
+)
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -55,7 +65,6 @@ from icewright.spec.types import (
 
 __all__ = [
     "GeoPoint",
-    "days_to_ymd",
     "decimal_from_unscaled",
     "decimal_to_unscaled",
     "from_bytes",
@@ -64,7 +73,6 @@ __all__ = [
     "to_bytes",
     "to_json_value",
     "unscaled_to_bytes",
-    "ymd_to_days",
 ]
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -87,33 +95,6 @@ class GeoPoint(NamedTuple):
     y: float
     z: float | None = None
     m: float | None = None
-
-
-# --- calendar (proleptic Gregorian, any year; datetime only covers 1..9999) --------
-
-
-def days_to_ymd(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of a day count from 1970-01-01; year 0 is 1 BC, as in Java."""
-    z = days + 719_468  # shift the epoch to 0000-03-01 so leap days end each 400-year era
-    era = z // 146_097
-    doe = z - era * 146_097
-    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
-
-
-def ymd_to_days(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 to a proleptic Gregorian date (inverse of :func:`days_to_ymd`)."""
-    y = year - (1 if month <= 2 else 0)
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146_097 + doe - 719_468
 
 
 # --- checks of Python values ---------------------------------------------------
@@ -350,86 +331,17 @@ _TIME_RE = re.compile(rf"^{_TIME}$")
 _TIMESTAMP_RE = re.compile(rf"^{_DATE}[Tt]{_TIME}(Z|z|[+-]\d{{2}}:\d{{2}}(?::\d{{2}})?)?$")
 
 
-def _iso_year(year: int) -> str:
-    # java.time ISO_LOCAL_DATE: 4 digits, a sign when negative or longer than 4 digits
-    if year > 9999:
-        return f"+{year}"
-    return f"-{-year:04d}" if year < 0 else f"{year:04d}"
-
-
-def _iso_date(days: int) -> str:
-    y, m, d = days_to_ymd(days)
-    return f"{_iso_year(y)}-{m:02d}-{d:02d}"
-
-
-def _clock(nanos_of_day: int) -> tuple[int, int, int, int]:
-    seconds, nanos = divmod(nanos_of_day, 1_000_000_000)
-    minutes, s = divmod(seconds, 60)
-    h, mi = divmod(minutes, 60)
-    return h, mi, s, nanos
-
-
-def _fixed_clock(value_of_day: int, digits: int) -> str:
-    """HH:MM:SS.fff with exactly ``digits`` fractional digits (JSON form)."""
-    h, mi, s, nanos = _clock(value_of_day * 10 ** (9 - digits))
-    return f"{h:02d}:{mi:02d}:{s:02d}.{nanos // 10 ** (9 - digits):0{digits}d}"
-
-
-def _java_iso_clock(nanos_of_day: int) -> str:
-    """java.time ISO_LOCAL_TIME: seconds always, fraction without trailing zeros."""
-    h, mi, s, nanos = _clock(nanos_of_day)
-    frac = f".{nanos:09d}".rstrip("0") if nanos else ""
-    return f"{h:02d}:{mi:02d}:{s:02d}{frac}"
-
-
-def _java_local_time(nanos_of_day: int) -> str:
-    """java.time LocalTime.toString(): seconds only if set, fraction in groups of 3 digits."""
-    h, mi, s, nanos = _clock(nanos_of_day)
-    out = f"{h:02d}:{mi:02d}"
-    if s or nanos:
-        out += f":{s:02d}"
-    if nanos:
-        frac = f"{nanos:09d}"
-        groups = 1 if nanos % 1_000_000 == 0 else 2 if nanos % 1000 == 0 else 3
-        out += "." + frac[: 3 * groups]
-    return out
-
-
-def _parse_date_parts(t: IcebergType, text: str, y: str, mo: str, d: str) -> int:
-    year, month, day = int(y), int(mo), int(d)
-    if (
-        not 1 <= month <= 12
-        or not 1 <= day <= 31
-        or days_to_ymd(ymd_to_days(year, month, day)) != (year, month, day)
-    ):
-        raise ValidationError(f"{text!r} is not a valid calendar date for {t}")
-    return ymd_to_days(year, month, day)
-
-
-def _parse_clock_parts(t: IcebergType, text: str, parts: Sequence[Any], digits: int) -> int:
-    """Units of 10**-digits s since midnight from regex groups (hour, minute, second, frac)."""
-    h, mi, s, frac = parts
-    hour, minute, second = int(h), int(mi), int(s or 0)
-    if hour > 23 or minute > 59 or second > 59:
-        raise ValidationError(f"{text!r} is not a valid time of day for {t}")
-    nanos = int((frac or "").ljust(9, "0"))
-    per_unit: int = 10 ** (9 - digits)
-    if nanos % per_unit:
-        raise ValidationError(f"{text!r} has more fractional-second digits than {t} can hold")
-    return (hour * 3600 + minute * 60 + second) * (10**9 // per_unit) + nanos // per_unit
-
-
 def _parse_temporal(t: PrimitiveType, text: Any) -> int:
     if not isinstance(text, str):
         raise ValidationError(f"a JSON {t} value must be an ISO-8601 string, got {text!r}")
     if isinstance(t, DateType):
         if not (m := _DATE_RE.match(text)):
             raise ValidationError(f"{text!r} is not an ISO-8601 date such as '2017-11-16'")
-        return _int_value(t, _parse_date_parts(t, text, *m.groups()))
+        return _int_value(t, parse_date_parts(t, text, *m.groups()))
     if isinstance(t, TimeType):
         if not (m := _TIME_RE.match(text)):
             raise ValidationError(f"{text!r} is not an ISO-8601 time such as '22:31:08.123456'")
-        return _parse_clock_parts(t, text, m.groups(), 6)
+        return parse_clock_parts(t, text, m.groups(), 6)
     digits = 9 if isinstance(t, _NANO_TS) else 6
     zoned = isinstance(t, TimestamptzType | TimestamptzNsType)
     example = "2017-11-16T22:31:08.123456" + ("+00:00" if zoned else "")
@@ -443,20 +355,20 @@ def _parse_temporal(t: PrimitiveType, text: Any) -> int:
         raise ValidationError(f"{text!r} must not have a zone offset to be a {t} value")
     if zoned and offset.upper() != "Z" and offset.strip("+-").replace(":", "").strip("0"):
         raise ValidationError(f"{text!r}: a {t} value must be in UTC, with offset '+00:00'")
-    days = _parse_date_parts(t, text, *date_parts)
-    of_day = _parse_clock_parts(t, text, clock_parts, digits)
+    days = parse_date_parts(t, text, *date_parts)
+    of_day = parse_clock_parts(t, text, clock_parts, digits)
     return _int_value(t, days * 86_400 * 10**digits + of_day)
 
 
 def _format_temporal(t: PrimitiveType, value: int) -> str:
     if isinstance(t, DateType):
-        return _iso_date(value)
+        return iso_date(value)
     if isinstance(t, TimeType):
-        return _fixed_clock(value, 6)
+        return fixed_clock(value, 6)
     digits = 9 if isinstance(t, _NANO_TS) else 6
     days, of_day = divmod(value, 86_400 * 10**digits)
     zone = "+00:00" if isinstance(t, TimestamptzType | TimestamptzNsType) else ""
-    return f"{_iso_date(days)}T{_fixed_clock(of_day, digits)}{zone}"
+    return f"{iso_date(days)}T{fixed_clock(of_day, digits)}{zone}"
 
 
 # --- JSON single-value form (Appendix D) -------------------------------------------
@@ -712,14 +624,14 @@ def human_string(t: IcebergType, value: Any) -> str:
         y, m, d = days_to_ymd(_int_value(t, value))
         return f"{y:04d}-{m:02d}-{d:02d}"  # Java String.format("%04d-%02d-%02d")
     if isinstance(t, TimeType):
-        return _java_local_time(_int_value(t, value) * 1000)
+        return java_local_time(_int_value(t, value) * 1000)
     if isinstance(t, (*_MICRO_TS, *_NANO_TS)):
         per_second = 10**9 if isinstance(t, _NANO_TS) else 10**6
         days, of_day = divmod(_int_value(t, value), 86_400 * per_second)
         zone = "+00:00" if isinstance(t, TimestamptzType | TimestamptzNsType) else ""
         y, m, d = days_to_ymd(days)
-        clock = _java_iso_clock(of_day * (10**9 // per_second))
-        return f"{_iso_year(y)}-{m:02d}-{d:02d}T{clock}{zone}"
+        clock = java_iso_clock(of_day * (10**9 // per_second))
+        return f"{iso_year(y)}-{m:02d}-{d:02d}T{clock}{zone}"
     if isinstance(t, StringType):
         return str(to_json_value(t, value))
     if isinstance(t, UUIDType):

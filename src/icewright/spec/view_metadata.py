@@ -13,27 +13,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
-from icewright.spec.schema import Schema
-from icewright.spec.snapshots import (
+from icewright.spec.documents import (
     EMPTY_STRING_MAP,
     FrozenMap,
     StringMap,
-    _check_unique,
-    _dump_document,
-    _freeze_json,
-    _join,
-    _json_list,
-    _json_object,
-    _load_document,
-    _opt_str,
-    _parse,
-    _req_int,
-    _req_long,
-    _req_str,
-    _required,
-    _string_map,
-    _thaw_json,
+    as_metadata_error,
+    check_unique_ids,
+    dump_document,
+    freeze_json,
+    join_ids,
+    json_list,
+    json_object,
+    load_document,
+    opt_str,
+    req_int,
+    req_long,
+    req_str,
+    required_field,
+    string_map,
+    thaw_json,
 )
+from icewright.spec.schema import Schema
 
 SUPPORTED_VIEW_FORMAT_VERSIONS = (1,)
 """The view format versions icewright reads and writes (the view spec: "must be 1")."""
@@ -77,7 +77,7 @@ class UnknownViewRepresentation:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of the view spec."""
-        out: dict[str, Any] = _thaw_json(self.raw)
+        out: dict[str, Any] = thaw_json(self.raw)
         out.setdefault("type", self.type)
         return out
 
@@ -88,17 +88,17 @@ ViewRepresentation = SQLViewRepresentation | UnknownViewRepresentation
 def representation_from_json(obj: Any) -> ViewRepresentation:
     """Parse one entry of a version's ``representations`` list."""
     what = "view representation"
-    o = _json_object(obj, f"a {what}")
-    rep_type = _req_str(o, "type", what).lower()
+    o = json_object(obj, f"a {what}")
+    rep_type = req_str(o, "type", what).lower()
     if rep_type == "sql":
-        return _parse(
+        return as_metadata_error(
             "SQL view representation",
             lambda: SQLViewRepresentation(
-                sql=_req_str(o, "sql", "SQL view representation"),
-                dialect=_req_str(o, "dialect", "SQL view representation"),
+                sql=req_str(o, "sql", "SQL view representation"),
+                dialect=req_str(o, "dialect", "SQL view representation"),
             ),
         )
-    return UnknownViewRepresentation(rep_type, _freeze_json(o))
+    return UnknownViewRepresentation(rep_type, freeze_json(o))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -164,21 +164,21 @@ class ViewVersion:
     def from_json(cls, obj: Any) -> ViewVersion:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "view version"
-        o = _json_object(obj, f"a {what}")
-        version_id = _req_int(o, "version-id", what)
+        o = json_object(obj, f"a {what}")
+        version_id = req_int(o, "version-id", what)
         what = f"view version {version_id}"
-        reps = _json_list(_required(o, "representations", what), f"{what} representations")
-        namespace = _json_list(_required(o, "default-namespace", what), f"{what} namespace")
-        return _parse(
+        reps = json_list(required_field(o, "representations", what), f"{what} representations")
+        namespace = json_list(required_field(o, "default-namespace", what), f"{what} namespace")
+        return as_metadata_error(
             what,
             lambda: cls(
                 version_id=version_id,
-                timestamp_ms=_req_long(o, "timestamp-ms", what),
-                schema_id=_req_int(o, "schema-id", what),
-                summary=_string_map(_required(o, "summary", what), f"{what} summary"),
+                timestamp_ms=req_long(o, "timestamp-ms", what),
+                schema_id=req_int(o, "schema-id", what),
+                summary=string_map(required_field(o, "summary", what), f"{what} summary"),
                 representations=tuple(representation_from_json(r) for r in reps),
                 default_namespace=tuple(namespace),
-                default_catalog=_opt_str(o, "default-catalog", what),
+                default_catalog=opt_str(o, "default-catalog", what),
             ),
         )
 
@@ -198,8 +198,8 @@ class ViewHistoryEntry:
     def from_json(cls, obj: Any) -> ViewHistoryEntry:
         """Parse the JSON object; :class:`InvalidMetadata` names what is wrong."""
         what = "view version-log entry"
-        o = _json_object(obj, f"a {what}")
-        return cls(_req_long(o, "timestamp-ms", what), _req_int(o, "version-id", what))
+        o = json_object(obj, f"a {what}")
+        return cls(req_long(o, "timestamp-ms", what), req_int(o, "version-id", what))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -219,7 +219,7 @@ class ViewMetadata:
         if self.format_version not in SUPPORTED_VIEW_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"view format-version {self.format_version} is not supported: icewright "
-                f"supports view format version(s) {_join(SUPPORTED_VIEW_FORMAT_VERSIONS)}; "
+                f"supports view format version(s) {join_ids(SUPPORTED_VIEW_FORMAT_VERSIONS)}; "
                 "use a newer icewright to read this view"
             )
         if not isinstance(self.view_uuid, uuid.UUID):
@@ -232,8 +232,8 @@ class ViewMetadata:
             object.__setattr__(self, "properties", StringMap(self.properties))
         if not self.versions:
             raise ValidationError("a view needs at least one version")
-        _check_unique((v.version_id for v in self.versions), "view version-id")
-        _check_unique((s.schema_id for s in self.schemas), "view schema-id")
+        check_unique_ids((v.version_id for v in self.versions), "view version-id")
+        check_unique_ids((s.schema_id for s in self.schemas), "view schema-id")
         schema_ids = {s.schema_id for s in self.schemas}
         for version in self.versions:
             if version.schema_id not in schema_ids:
@@ -294,7 +294,7 @@ class ViewMetadata:
 
     def to_json(self) -> bytes:
         """The metadata file content: UTF-8 JSON."""
-        return _dump_document(self.to_dict())
+        return dump_document(self.to_dict())
 
     @classmethod
     def from_json(cls, data: bytes | bytearray | str | Mapping[str, Any]) -> ViewMetadata:
@@ -304,46 +304,47 @@ class ViewMetadata:
         than 1 and :class:`InvalidMetadata` for anything malformed.
         """
         what = "view metadata"
-        o = _load_document(data, what)
-        version = _req_int(o, "format-version", what)
+        o = load_document(data, what)
+        version = req_int(o, "format-version", what)
         if version not in SUPPORTED_VIEW_FORMAT_VERSIONS:
             raise UnsupportedFormatVersion(
                 f"view format-version {version} is not supported: icewright supports view "
-                f"format version(s) {_join(SUPPORTED_VIEW_FORMAT_VERSIONS)}"
+                f"format version(s) {join_ids(SUPPORTED_VIEW_FORMAT_VERSIONS)}"
             )
-        raw_uuid = _req_str(o, "view-uuid", what)
+        raw_uuid = req_str(o, "view-uuid", what)
         try:
             view_uuid = uuid.UUID(raw_uuid)
         except ValueError:
             raise InvalidMetadata(f"view-uuid {raw_uuid!r} is not a UUID") from None
         schemas = tuple(
-            _schema_from_json(s) for s in _json_list(_required(o, "schemas", what), "view schemas")
+            _schema_from_json(s)
+            for s in json_list(required_field(o, "schemas", what), "view schemas")
         )
         versions = tuple(
             ViewVersion.from_json(v)
-            for v in _json_list(_required(o, "versions", what), "view versions")
+            for v in json_list(required_field(o, "versions", what), "view versions")
         )
         log = tuple(
             ViewHistoryEntry.from_json(e)
-            for e in _json_list(_required(o, "version-log", what), "view version-log")
+            for e in json_list(required_field(o, "version-log", what), "view version-log")
         )
         props = o.get("properties")
-        return _parse(
+        return as_metadata_error(
             what,
             lambda: cls(
                 view_uuid=view_uuid,
                 format_version=version,
-                location=_req_str(o, "location", what),
-                current_version_id=_req_int(o, "current-version-id", what),
+                location=req_str(o, "location", what),
+                current_version_id=req_int(o, "current-version-id", what),
                 versions=versions,
                 version_log=log,
                 schemas=schemas,
                 properties=EMPTY_STRING_MAP
                 if props is None
-                else _string_map(props, "view properties"),
+                else string_map(props, "view properties"),
             ),
         )
 
 
 def _schema_from_json(obj: Any) -> Schema:
-    return _parse("view schema", lambda: Schema.from_json(obj))
+    return as_metadata_error("view schema", lambda: Schema.from_json(obj))

@@ -17,17 +17,20 @@ timestamp_ns timestamptz_ns string uuid binary``) plus the SQL spellings ``bool`
 ``integer``, ``bigint``, ``real``, ``text`` and ``varchar``.
 
 Field ids are assigned fresh, the way Iceberg Java's ``TypeUtil.assignFreshIds`` does:
-the fields of a struct take consecutive ids, then the types nested in them, in order.
+the fields of a struct take consecutive ids, then the types nested in them, in order
+(:func:`icewright.spec.schema.reassign_ids`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema
+from icewright.spec.schema import Schema, reassign_ids
 from icewright.spec.types import (
     DecimalType,
     FixedType,
@@ -103,8 +106,12 @@ def parse_schema(text: str) -> Schema:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ValidationError(f"schema: column {name!r} is defined more than once")
-    counter = [0]
-    return Schema(*_assign(columns, counter))
+    # built with placeholder ids, then numbered once in Java's order
+    placeholders = itertools.count(1)
+    fresh = itertools.count(1)
+    struct = reassign_ids(StructType(*_fields(columns, placeholders)), lambda _old: next(fresh))
+    assert isinstance(struct, StructType)
+    return Schema(*struct.fields)
 
 
 # --- the parse tree before ids are assigned -------------------------------------------------
@@ -224,28 +231,21 @@ def _type(stream: TokenStream) -> _Type:
     return _Type("primitive", primitive)
 
 
-# --- fresh ids (Java TypeUtil.assignFreshIds order) -----------------------------------------
+# --- building types (placeholder ids; reassign_ids numbers them) ---------------------------
 
 
-def _assign(fields: list[_Field], counter: list[int]) -> list[NestedField]:
-    ids = []
-    for _ in fields:
-        counter[0] += 1
-        ids.append(counter[0])
-    return [
-        NestedField(fid, f.name, _build(f.type, counter), f.required, f.doc)
-        for fid, f in zip(ids, fields, strict=True)
-    ]
+def _fields(fields: list[_Field], ids: Iterator[int]) -> list[NestedField]:
+    return [NestedField(next(ids), f.name, _build(f.type, ids), f.required, f.doc) for f in fields]
 
 
-def _build(t: _Type, counter: list[int]) -> IcebergType:
+def _build(t: _Type, ids: Iterator[int]) -> IcebergType:
     if t.kind == "primitive":
         assert t.primitive is not None
         return t.primitive
     if t.kind == "struct":
-        return StructType(*_assign(t.children, counter))
+        return StructType(*_fields(t.children, ids))
     if t.kind == "list":
-        (element,) = _assign(t.children, counter)
+        (element,) = _fields(t.children, ids)
         return ListType(element.field_id, element.field_type, element.required)
-    key, value = _assign(t.children, counter)
+    key, value = _fields(t.children, ids)
     return MapType(key.field_id, key.field_type, value.field_id, value.field_type, value.required)

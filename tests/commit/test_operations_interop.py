@@ -318,7 +318,7 @@ print(json.dumps({"loaded": loaded_at_import, "resolved": resolved,
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     report = json.loads(out.stdout)
-    assert report["loaded"] == ["icewright.commit"]
+    assert report["loaded"] == ["icewright.commit", "icewright.lazy"]
     assert set(report["resolved"]) >= {
         "fast_append",
         "append",

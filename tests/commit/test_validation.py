@@ -25,11 +25,11 @@ from icewright.commit.overwrite import OverwriteFiles, ReplacePartitions
 from icewright.commit.rewrite import RewriteFiles
 from icewright.commit.update import PendingUpdate
 from icewright.commit.validation import (
+    ConflictScope,
     PartitionSet,
     ancestors_between,
     is_ancestor_of,
     snapshot_manifests,
-    validate_added_data_files,
     validation_history,
 )
 from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
@@ -95,23 +95,19 @@ def test_added_data_files_by_filter_and_partition(make_table: Callable[..., Tabl
     start_id = start.metadata.current_snapshot_id
     after = MergeAppend(start, files_for(start, rows(2, 2, "us", 10))).commit().table
     parent = after.metadata.current_snapshot()
-    io = after.io
+    scope = ConflictScope(after.metadata, after.io, start_id, parent)
     # A filter on another region or day finds nothing; one on 'us' finds the new file.
-    validate_added_data_files(
-        after.metadata, io, start_id, parent, data_filter=parse("region = 'eu'")
-    )
-    validate_added_data_files(after.metadata, io, start_id, parent, data_filter=parse("id < 5"))
+    scope.validate_added_data_files(data_filter=parse("region = 'eu'"))
+    scope.validate_added_data_files(data_filter=parse("id < 5"))
     with pytest.raises(ValidationError, match=r"conflicting files .* region = 'us'"):
-        validate_added_data_files(
-            after.metadata, io, start_id, parent, data_filter=parse("region = 'us'")
-        )
+        scope.validate_added_data_files(data_filter=parse("region = 'us'"))
     us_file = next(iter(live_paths(after) - live_paths(start)))
     (_, entry) = next((m, e) for m, e in current_entries(after) if e.data_file.file_path == us_file)
     same = PartitionSet([(0, entry.data_file.partition)])
     other = PartitionSet([(0, (entry.data_file.partition[0], "eu"))])
-    validate_added_data_files(after.metadata, io, start_id, parent, partitions=other)
+    scope.validate_added_data_files(partitions=other)
     with pytest.raises(ValidationError, match="region=us"):
-        validate_added_data_files(after.metadata, io, start_id, parent, partitions=same)
+        scope.validate_added_data_files(partitions=same)
 
 
 def test_partition_set_equality_and_manifest_summaries() -> None:

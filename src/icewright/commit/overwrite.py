@@ -36,13 +36,7 @@ from icewright.catalog.base import Table
 from icewright.commit import summary as keys
 from icewright.commit.merge_append import MergingSnapshotProducer
 from icewright.commit.update import CommitResult
-from icewright.commit.validation import (
-    PartitionSet,
-    validate_added_data_files,
-    validate_deleted_data_files,
-    validate_no_new_delete_files,
-    validate_no_new_deletes_for_data_files,
-)
+from icewright.commit.validation import ConflictScope, PartitionSet
 from icewright.errors import ValidationError
 from icewright.expressions import (
     ALWAYS_FALSE,
@@ -232,37 +226,21 @@ class OverwriteFiles(MergingSnapshotProducer):
         return ALWAYS_TRUE
 
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
-        io = self.table.io
-        start = self.starting_snapshot_id
+        scope = ConflictScope(
+            base, self.table.io, self.starting_snapshot_id, parent, self.case_sensitive
+        )
         if self._check_added_match_filter:
             self._check_added_files_match(base)
         if self._validate_new_data:
-            validate_added_data_files(
-                base,
-                io,
-                start,
-                parent,
-                data_filter=self._data_conflict_filter(),
-                case_sensitive=self.case_sensitive,
-            )
+            scope.validate_added_data_files(data_filter=self._data_conflict_filter())
         if self._validate_new_deletes:
             if self.row_filter() is not ALWAYS_FALSE:
                 expr = self._conflict_filter or self.row_filter()
-                validate_no_new_delete_files(
-                    base, io, start, parent, data_filter=expr, case_sensitive=self.case_sensitive
-                )
-                validate_deleted_data_files(
-                    base, io, start, parent, data_filter=expr, case_sensitive=self.case_sensitive
-                )
+                scope.validate_no_new_delete_files(data_filter=expr)
+                scope.validate_deleted_data_files(data_filter=expr)
             if self._deleted_data_files:
-                validate_no_new_deletes_for_data_files(
-                    base,
-                    io,
-                    start,
-                    parent,
-                    self._deleted_data_files.values(),
-                    data_filter=self._conflict_filter,
-                    case_sensitive=self.case_sensitive,
+                scope.validate_no_new_deletes_for_data_files(
+                    self._deleted_data_files.values(), data_filter=self._conflict_filter
                 )
 
     def _check_added_files_match(self, base: TableMetadata) -> None:
@@ -342,28 +320,22 @@ class ReplacePartitions(MergingSnapshotProducer):
         return Operation.OVERWRITE
 
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
-        io = self.table.io
-        start = self.starting_snapshot_id
+        scope = ConflictScope(
+            base, self.table.io, self.starting_snapshot_id, parent, self.case_sensitive
+        )
         unpartitioned = self.data_spec().is_unpartitioned
-        cs = self.case_sensitive
         if self._validate_data:
             if unpartitioned:
-                validate_added_data_files(
-                    base, io, start, parent, data_filter=ALWAYS_TRUE, case_sensitive=cs
-                )
+                scope.validate_added_data_files(data_filter=ALWAYS_TRUE)
             else:
-                validate_added_data_files(base, io, start, parent, partitions=self._replaced)
+                scope.validate_added_data_files(partitions=self._replaced)
         if self._validate_deletes:
             if unpartitioned:
-                validate_deleted_data_files(
-                    base, io, start, parent, data_filter=ALWAYS_TRUE, case_sensitive=cs
-                )
-                validate_no_new_delete_files(
-                    base, io, start, parent, data_filter=ALWAYS_TRUE, case_sensitive=cs
-                )
+                scope.validate_deleted_data_files(data_filter=ALWAYS_TRUE)
+                scope.validate_no_new_delete_files(data_filter=ALWAYS_TRUE)
             else:
-                validate_deleted_data_files(base, io, start, parent, partitions=self._replaced)
-                validate_no_new_delete_files(base, io, start, parent, partitions=self._replaced)
+                scope.validate_deleted_data_files(partitions=self._replaced)
+                scope.validate_no_new_delete_files(partitions=self._replaced)
 
     def apply(self, base: TableMetadata) -> TableMetadata:
         if not self.adds_data_files():

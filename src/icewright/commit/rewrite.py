@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
 from icewright.commit.update import CommitResult
-from icewright.commit.validation import validate_no_new_deletes_for_data_files
+from icewright.commit.validation import ConflictScope
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent
 from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
@@ -136,13 +136,9 @@ class RewriteFiles(MergingSnapshotProducer):
             self._set_new_data_sequence_number(self._starting_sequence_number(base))
         keeps_sequence = self._use_starting_sequence_number or self._explicit_sequence_number
         if self._replaced:
-            validate_no_new_deletes_for_data_files(
-                base,
-                self.table.io,
-                self.starting_snapshot_id,
-                parent,
-                self._replaced.values(),
-                ignore_equality_deletes=keeps_sequence,
+            scope = ConflictScope(base, self.table.io, self.starting_snapshot_id, parent)
+            scope.validate_no_new_deletes_for_data_files(
+                self._replaced.values(), ignore_equality_deletes=keeps_sequence
             )
 
     def _starting_sequence_number(self, base: TableMetadata) -> int:

@@ -21,13 +21,7 @@ from collections.abc import Iterable, Mapping
 
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
-from icewright.commit.validation import (
-    is_ancestor_of,
-    validate_added_data_files,
-    validate_data_files_exist,
-    validate_no_new_delete_files,
-    validate_no_new_deletes_for_data_files,
-)
+from icewright.commit.validation import ConflictScope, is_ancestor_of
 from icewright.errors import ValidationError
 from icewright.expressions import ALWAYS_TRUE, Expression
 from icewright.manifest.data_file import DataFile, FileContent
@@ -138,37 +132,23 @@ class RowDelta(MergingSnapshotProducer):
                 f"snapshot {start} is not an ancestor of {parent.snapshot_id}: the branch was "
                 "reset or rolled back since this delta read it; read the table again"
             )
+        scope = ConflictScope(base, io, start, parent, cs)
         if self._referenced:
-            validate_data_files_exist(
-                base,
-                io,
-                start,
-                parent,
+            scope.validate_data_files_exist(
                 self._referenced,
                 skip_deletes=not self._validate_deletes,
                 conflict_detection_filter=self._conflict_filter,
-                case_sensitive=cs,
             )
         if self._validate_deletes:
             self._fail_missing_delete_paths()
         if self._validate_new_data:
-            validate_added_data_files(
-                base, io, start, parent, data_filter=self._conflict_filter, case_sensitive=cs
-            )
+            scope.validate_added_data_files(data_filter=self._conflict_filter)
         if self._validate_new_deletes:
             if self._removed:
-                validate_no_new_deletes_for_data_files(
-                    base,
-                    io,
-                    start,
-                    parent,
-                    self._removed.values(),
-                    data_filter=self._conflict_filter,
-                    case_sensitive=cs,
+                scope.validate_no_new_deletes_for_data_files(
+                    self._removed.values(), data_filter=self._conflict_filter
                 )
-            validate_no_new_delete_files(
-                base, io, start, parent, data_filter=self._conflict_filter, case_sensitive=cs
-            )
+            scope.validate_no_new_delete_files(data_filter=self._conflict_filter)
         conflicting = sorted(p for p in self._removed if p in self._referenced)
         if conflicting:
             raise ValidationError(

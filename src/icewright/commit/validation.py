@@ -3,15 +3,18 @@
 An operation that read the table at a *starting snapshot* and commits later must check
 what other writers committed to its branch in between. These helpers answer, for the
 snapshots between the start and the branch head (Iceberg Java's
-``SnapshotUtil.ancestorsBetween`` and ``MergingSnapshotProducer.validationHistory``):
+``SnapshotUtil.ancestorsBetween`` and ``MergingSnapshotProducer.validationHistory``), as
+methods of one :class:`ConflictScope` (the table, the start and the head):
 
 * which data files were added (``append`` and ``overwrite`` snapshots) matching a row
-  filter or a set of partitions -- :func:`validate_added_data_files`;
+  filter or a set of partitions -- :meth:`~ConflictScope.validate_added_data_files`;
 * which delete files were added (``overwrite`` and ``delete`` snapshots) that apply to
   rows matching a filter, a set of partitions, or given data files --
-  :func:`validate_no_new_delete_files`, :func:`validate_no_new_deletes_for_data_files`;
+  :meth:`~ConflictScope.validate_no_new_delete_files`,
+  :meth:`~ConflictScope.validate_no_new_deletes_for_data_files`;
 * which data files were removed (``overwrite``, ``replace``, ``delete`` snapshots) --
-  :func:`validate_deleted_data_files`, :func:`validate_data_files_exist`.
+  :meth:`~ConflictScope.validate_deleted_data_files`,
+  :meth:`~ConflictScope.validate_data_files_exist`.
 
 Each check raises :class:`~icewright.errors.ValidationError` naming the conflicting files.
 Delete files are matched to data files by the spec's rules ("Scan Planning": sequence
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from icewright.errors import ValidationError
@@ -56,20 +60,14 @@ __all__ = [
     "ADDED_DATA_OPERATIONS",
     "ADDED_DELETE_OPERATIONS",
     "REMOVED_DATA_OPERATIONS",
+    "ConflictScope",
     "PartitionSet",
     "RowFilter",
-    "added_data_files",
-    "added_delete_files",
     "ancestors_between",
     "is_ancestor_of",
     "read_entries",
     "snapshot_manifests",
     "starting_sequence_number",
-    "validate_added_data_files",
-    "validate_data_files_exist",
-    "validate_deleted_data_files",
-    "validate_no_new_delete_files",
-    "validate_no_new_deletes_for_data_files",
     "validation_history",
 ]
 
@@ -363,279 +361,244 @@ def _paths(entries: Iterable[ManifestEntry], limit: int = 20) -> str:
 _RETRY_HINT = "read the table again and redo the operation on its current state"
 
 
-# --- added data files ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ConflictScope:
+    """What a commit's conflict checks look at: the snapshots of ``metadata``'s branch after
+    ``starting_snapshot_id`` (the snapshot the operation read) up to ``parent`` (the branch
+    head it commits onto), read through ``io``. ``case_sensitive`` binds the row filters.
+    Each check raises :class:`~icewright.errors.ValidationError` naming the conflicting
+    files."""
 
+    metadata: TableMetadata
+    io: FileIO
+    starting_snapshot_id: int | None
+    parent: Snapshot | None
+    case_sensitive: bool = True
 
-def added_data_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    *,
-    data_filter: Expression | None = None,
-    partitions: PartitionSet | None = None,
-    case_sensitive: bool = True,
-) -> list[ManifestEntry]:
-    """Data files added to the branch since the start that may match the filter/partitions."""
-    if parent is None:
-        return []
-    manifests, snapshot_ids = validation_history(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        operations=ADDED_DATA_OPERATIONS,
-        content=ManifestContent.DATA,
-    )
-    return [
-        e
-        for e in _matching_entries(
-            metadata,
-            io,
-            manifests,
-            data_filter=data_filter,
-            partitions=partitions,
-            case_sensitive=case_sensitive,
+    # --- added data files ------------------------------------------------------------------
+
+    def added_data_files(
+        self,
+        *,
+        data_filter: Expression | None = None,
+        partitions: PartitionSet | None = None,
+    ) -> list[ManifestEntry]:
+        """Data files added to the branch since the start that may match the filter/partitions."""
+        if self.parent is None:
+            return []
+        manifests, snapshot_ids = validation_history(
+            self.metadata,
+            self.io,
+            self.starting_snapshot_id,
+            self.parent,
+            operations=ADDED_DATA_OPERATIONS,
+            content=ManifestContent.DATA,
         )
-        if e.status is EntryStatus.ADDED and e.snapshot_id in snapshot_ids
-    ]
-
-
-def validate_added_data_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    *,
-    data_filter: Expression | None = None,
-    partitions: PartitionSet | None = None,
-    case_sensitive: bool = True,
-) -> None:
-    """Fail if data files that may hold matching rows were added since the start."""
-    conflicts = added_data_files(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        data_filter=data_filter,
-        partitions=partitions,
-        case_sensitive=case_sensitive,
-    )
-    if conflicts:
-        raise ValidationError(
-            "found conflicting files that can contain records matching "
-            f"{_describe(metadata, data_filter, partitions)}: {_paths(conflicts)}; another "
-            f"writer added them after snapshot {starting_snapshot_id}: {_RETRY_HINT}"
-        )
-
-
-# --- added delete files ----------------------------------------------------------------
-
-
-def added_delete_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    *,
-    data_filter: Expression | None = None,
-    partitions: PartitionSet | None = None,
-    case_sensitive: bool = True,
-) -> list[ManifestEntry]:
-    """Live delete files added since the start (data sequence number above the start's)
-    that may apply to rows matching the filter/partitions (Java's ``addedDeleteFiles``)."""
-    if parent is None or metadata.format_version < 2:
-        return []
-    manifests, _ = validation_history(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        operations=ADDED_DELETE_OPERATIONS,
-        content=ManifestContent.DELETES,
-    )
-    start_seq = starting_sequence_number(metadata, starting_snapshot_id)
-    return [
-        e
-        for e in _matching_entries(
-            metadata,
-            io,
-            manifests,
-            data_filter=data_filter,
-            partitions=partitions,
-            case_sensitive=case_sensitive,
-        )
-        if e.is_live and (e.sequence_number or 0) > start_seq
-    ]
-
-
-def validate_no_new_delete_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    *,
-    data_filter: Expression | None = None,
-    partitions: PartitionSet | None = None,
-    case_sensitive: bool = True,
-) -> None:
-    """Fail if delete files that may apply to matching rows were added since the start."""
-    deletes = added_delete_files(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        data_filter=data_filter,
-        partitions=partitions,
-        case_sensitive=case_sensitive,
-    )
-    if deletes:
-        raise ValidationError(
-            "found new conflicting delete files that can apply to records matching "
-            f"{_describe(metadata, data_filter, partitions)}: {_paths(deletes)}; another writer "
-            f"deleted rows after snapshot {starting_snapshot_id}: {_RETRY_HINT}"
-        )
-
-
-def validate_no_new_deletes_for_data_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    data_files: Iterable[DataFile],
-    *,
-    data_filter: Expression | None = None,
-    ignore_equality_deletes: bool = False,
-    case_sensitive: bool = True,
-) -> None:
-    """Fail if a delete file added since the start applies to one of ``data_files``.
-
-    The data files are taken to be as old as the starting snapshot, as Java does. With
-    ``ignore_equality_deletes`` only position deletes count (a rewrite that keeps the old
-    data sequence number stays subject to newer equality deletes).
-    """
-    if parent is None or metadata.format_version < 2:
-        return
-    deletes = added_delete_files(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        data_filter=data_filter,
-        case_sensitive=case_sensitive,
-    )
-    if not deletes:
-        return
-    start_seq = starting_sequence_number(metadata, starting_snapshot_id)
-    index = DeleteFileIndex(deletes, metadata.specs_by_id(), metadata.schemas)
-    for data_file in data_files:
-        # The data file is taken to be as old as the starting snapshot (Java does so).
-        applying = [
-            d
-            for d in index.for_data_file(data_file, start_seq)
-            if not (ignore_equality_deletes and d.content is FileContent.EQUALITY_DELETES)
+        return [
+            e
+            for e in _matching_entries(
+                self.metadata,
+                self.io,
+                manifests,
+                data_filter=data_filter,
+                partitions=partitions,
+                case_sensitive=self.case_sensitive,
+            )
+            if e.status is EntryStatus.ADDED and e.snapshot_id in snapshot_ids
         ]
-        if applying:
-            kind = "position delete" if ignore_equality_deletes else "delete"
-            shown = ", ".join(d.file_path for d in applying[:20])
+
+    def validate_added_data_files(
+        self,
+        *,
+        data_filter: Expression | None = None,
+        partitions: PartitionSet | None = None,
+    ) -> None:
+        """Fail if data files that may hold matching rows were added since the start."""
+        conflicts = self.added_data_files(
+            data_filter=data_filter,
+            partitions=partitions,
+        )
+        if conflicts:
             raise ValidationError(
-                f"cannot commit: found a new {kind} for replaced data file "
-                f"{data_file.file_path}: {shown}; another writer deleted rows from it after "
-                f"snapshot {starting_snapshot_id}, and replacing the file would bring them "
-                f"back: {_RETRY_HINT}"
+                "found conflicting files that can contain records matching "
+                f"{_describe(self.metadata, data_filter, partitions)}: {_paths(conflicts)}; "
+                f"another writer added them after snapshot {self.starting_snapshot_id}: "
+                f"{_RETRY_HINT}"
             )
 
+    # --- added delete files ----------------------------------------------------------------
 
-# --- removed data files ----------------------------------------------------------------
+    def added_delete_files(
+        self,
+        *,
+        data_filter: Expression | None = None,
+        partitions: PartitionSet | None = None,
+    ) -> list[ManifestEntry]:
+        """Live delete files added since the start (data sequence number above the start's)
+        that may apply to rows matching the filter/partitions (Java's ``addedDeleteFiles``)."""
+        if self.parent is None or self.metadata.format_version < 2:
+            return []
+        manifests, _ = validation_history(
+            self.metadata,
+            self.io,
+            self.starting_snapshot_id,
+            self.parent,
+            operations=ADDED_DELETE_OPERATIONS,
+            content=ManifestContent.DELETES,
+        )
+        start_seq = starting_sequence_number(self.metadata, self.starting_snapshot_id)
+        return [
+            e
+            for e in _matching_entries(
+                self.metadata,
+                self.io,
+                manifests,
+                data_filter=data_filter,
+                partitions=partitions,
+                case_sensitive=self.case_sensitive,
+            )
+            if e.is_live and (e.sequence_number or 0) > start_seq
+        ]
 
-
-def validate_deleted_data_files(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    *,
-    data_filter: Expression | None = None,
-    partitions: PartitionSet | None = None,
-    case_sensitive: bool = True,
-) -> None:
-    """Fail if data files that may hold matching rows were removed since the start."""
-    if parent is None:
-        return
-    manifests, snapshot_ids = validation_history(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        operations=REMOVED_DATA_OPERATIONS,
-        content=ManifestContent.DATA,
-    )
-    conflicts = [
-        e
-        for e in _matching_entries(
-            metadata,
-            io,
-            manifests,
+    def validate_no_new_delete_files(
+        self,
+        *,
+        data_filter: Expression | None = None,
+        partitions: PartitionSet | None = None,
+    ) -> None:
+        """Fail if delete files that may apply to matching rows were added since the start."""
+        deletes = self.added_delete_files(
             data_filter=data_filter,
             partitions=partitions,
-            case_sensitive=case_sensitive,
         )
-        if e.status is EntryStatus.DELETED and e.snapshot_id in snapshot_ids
-    ]
-    if conflicts:
-        raise ValidationError(
-            "found conflicting deleted files that can contain records matching "
-            f"{_describe(metadata, data_filter, partitions)}: {_paths(conflicts)}; another "
-            f"writer removed them after snapshot {starting_snapshot_id}: {_RETRY_HINT}"
-        )
+        if deletes:
+            raise ValidationError(
+                "found new conflicting delete files that can apply to records matching "
+                f"{_describe(self.metadata, data_filter, partitions)}: {_paths(deletes)}; "
+                f"another writer deleted rows after snapshot {self.starting_snapshot_id}: "
+                f"{_RETRY_HINT}"
+            )
 
+    def validate_no_new_deletes_for_data_files(
+        self,
+        data_files: Iterable[DataFile],
+        *,
+        data_filter: Expression | None = None,
+        ignore_equality_deletes: bool = False,
+    ) -> None:
+        """Fail if a delete file added since the start applies to one of ``data_files``.
 
-def validate_data_files_exist(
-    metadata: TableMetadata,
-    io: FileIO,
-    starting_snapshot_id: int | None,
-    parent: Snapshot | None,
-    paths: Iterable[str],
-    *,
-    skip_deletes: bool = False,
-    conflict_detection_filter: Expression | None = None,
-    case_sensitive: bool = True,
-) -> None:
-    """Fail if one of ``paths`` was removed since the start.
+        The data files are taken to be as old as the starting snapshot, as Java does. With
+        ``ignore_equality_deletes`` only position deletes count (a rewrite that keeps the old
+        data sequence number stays subject to newer equality deletes).
+        """
+        if self.parent is None or self.metadata.format_version < 2:
+            return
+        deletes = self.added_delete_files(
+            data_filter=data_filter,
+        )
+        if not deletes:
+            return
+        start_seq = starting_sequence_number(self.metadata, self.starting_snapshot_id)
+        index = DeleteFileIndex(deletes, self.metadata.specs_by_id(), self.metadata.schemas)
+        for data_file in data_files:
+            # The data file is taken to be as old as the starting snapshot (Java does so).
+            applying = [
+                d
+                for d in index.for_data_file(data_file, start_seq)
+                if not (ignore_equality_deletes and d.content is FileContent.EQUALITY_DELETES)
+            ]
+            if applying:
+                kind = "position delete" if ignore_equality_deletes else "delete"
+                shown = ", ".join(d.file_path for d in applying[:20])
+                raise ValidationError(
+                    f"cannot commit: found a new {kind} for replaced data file "
+                    f"{data_file.file_path}: {shown}; another writer deleted rows from it after "
+                    f"snapshot {self.starting_snapshot_id}, and replacing the file would bring "
+                    f"them back: {_RETRY_HINT}"
+                )
 
-    With ``skip_deletes``, removals by ``delete`` snapshots are ignored (Java's
-    ``validateDataFilesExist`` for row deltas that do not validate deleted files).
-    """
-    required = set(paths)
-    if parent is None or not required:
-        return
-    operations = (
-        {Operation.OVERWRITE, Operation.REPLACE} if skip_deletes else REMOVED_DATA_OPERATIONS
-    )
-    manifests, snapshot_ids = validation_history(
-        metadata,
-        io,
-        starting_snapshot_id,
-        parent,
-        operations=operations,
-        content=ManifestContent.DATA,
-    )
-    missing = [
-        e
-        for e in _matching_entries(
-            metadata,
-            io,
-            manifests,
-            data_filter=conflict_detection_filter,
-            partitions=None,
-            case_sensitive=case_sensitive,
+    # --- removed data files ----------------------------------------------------------------
+
+    def validate_deleted_data_files(
+        self,
+        *,
+        data_filter: Expression | None = None,
+        partitions: PartitionSet | None = None,
+    ) -> None:
+        """Fail if data files that may hold matching rows were removed since the start."""
+        if self.parent is None:
+            return
+        manifests, snapshot_ids = validation_history(
+            self.metadata,
+            self.io,
+            self.starting_snapshot_id,
+            self.parent,
+            operations=REMOVED_DATA_OPERATIONS,
+            content=ManifestContent.DATA,
         )
-        if e.status is EntryStatus.DELETED
-        and e.snapshot_id in snapshot_ids
-        and e.data_file.file_path in required
-    ]
-    if missing:
-        raise ValidationError(
-            f"cannot commit, missing data files: {_paths(missing)}; another writer removed "
-            f"them after snapshot {starting_snapshot_id}: {_RETRY_HINT}"
+        conflicts = [
+            e
+            for e in _matching_entries(
+                self.metadata,
+                self.io,
+                manifests,
+                data_filter=data_filter,
+                partitions=partitions,
+                case_sensitive=self.case_sensitive,
+            )
+            if e.status is EntryStatus.DELETED and e.snapshot_id in snapshot_ids
+        ]
+        if conflicts:
+            raise ValidationError(
+                "found conflicting deleted files that can contain records matching "
+                f"{_describe(self.metadata, data_filter, partitions)}: {_paths(conflicts)}; "
+                f"another writer removed them after snapshot {self.starting_snapshot_id}: "
+                f"{_RETRY_HINT}"
+            )
+
+    def validate_data_files_exist(
+        self,
+        paths: Iterable[str],
+        *,
+        skip_deletes: bool = False,
+        conflict_detection_filter: Expression | None = None,
+    ) -> None:
+        """Fail if one of ``paths`` was removed since the start.
+
+        With ``skip_deletes``, removals by ``delete`` snapshots are ignored (Java's
+        ``validateDataFilesExist`` for row deltas that do not validate deleted files).
+        """
+        required = set(paths)
+        if self.parent is None or not required:
+            return
+        operations = (
+            {Operation.OVERWRITE, Operation.REPLACE} if skip_deletes else REMOVED_DATA_OPERATIONS
         )
+        manifests, snapshot_ids = validation_history(
+            self.metadata,
+            self.io,
+            self.starting_snapshot_id,
+            self.parent,
+            operations=operations,
+            content=ManifestContent.DATA,
+        )
+        missing = [
+            e
+            for e in _matching_entries(
+                self.metadata,
+                self.io,
+                manifests,
+                data_filter=conflict_detection_filter,
+                partitions=None,
+                case_sensitive=self.case_sensitive,
+            )
+            if e.status is EntryStatus.DELETED
+            and e.snapshot_id in snapshot_ids
+            and e.data_file.file_path in required
+        ]
+        if missing:
+            raise ValidationError(
+                f"cannot commit, missing data files: {_paths(missing)}; another writer removed "
+                f"them after snapshot {self.starting_snapshot_id}: {_RETRY_HINT}"
+            )

@@ -154,10 +154,10 @@ def plan_copy_on_write(
     A file matches fully when its partition alone proves every row matches (its residual
     is always-true) or when its column metrics do (strict metrics evaluation).
     """
-    from icewright.expressions import ALWAYS_TRUE, StrictMetricsEvaluator, parse
+    from icewright.expressions import ALWAYS_TRUE, StrictMetricsEvaluator, sql_filter
     from icewright.scan import TableScan
 
-    condition = parse(where) if isinstance(where, str) else where
+    condition = sql_filter(where) if isinstance(where, str) else where
     scan = TableScan.of(table, ref=branch, row_filter=condition)  # binds: unknown columns fail
     strict = StrictMetricsEvaluator(scan.schema(), condition)
     full: list[DataFile] = []

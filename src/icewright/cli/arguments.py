@@ -88,3 +88,10 @@ def snapshot_ref(text: str) -> int | str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a snapshot id (a whole number) or 'current'"
         ) from None
+
+
+WHERE_HELP = (
+    "a Spark SQL predicate; a row matches only where it is TRUE, as in Spark SQL: "
+    '"region != \'eu\'" does not match a NULL region (add "OR region IS NULL" for that), '
+    "and NaN sorts above every number"
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import non_negative_float, snapshot_ref
+from icewright.cli.arguments import WHERE_HELP, non_negative_float, snapshot_ref
 from icewright.cli.output import (
     dump_json,
     format_bytes,
@@ -49,7 +49,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "files", parents=[common], help="the live data files of the current snapshot"
     )
     p.add_argument("table", metavar="TABLE")
-    p.add_argument("--where", metavar="PREDICATE", help="only files that may hold such rows")
+    p.add_argument(
+        "--where", metavar="PREDICATE", help="only files that may hold matching rows: " + WHERE_HELP
+    )
     p.set_defaults(handler=run_files)
 
     p = sub.add_parser(
@@ -59,7 +61,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Read rows of the current snapshot through Spark.",
     )
     p.add_argument("table", metavar="TABLE")
-    p.add_argument("--where", metavar="PREDICATE", help="e.g. \"region = 'eu' and qty > 2\"")
+    p.add_argument("--where", metavar="PREDICATE", help="only matching rows: " + WHERE_HELP)
     p.add_argument(
         "--columns", metavar="COLS", help="comma-separated columns (dotted for nested ones)"
     )
@@ -390,7 +392,7 @@ def run_files(ctx: Context, args: argparse.Namespace) -> int:
 
 def run_read(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright read``: rows through Spark's read path."""
-    from icewright.expressions import parse
+    from icewright.expressions import sql_filter
     from icewright.scan import TableScan
     from icewright.spark.read import read_table
 
@@ -400,7 +402,7 @@ def run_read(ctx: Context, args: argparse.Namespace) -> int:
     columns = None
     if args.columns:
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
-    where = parse(args.where) if args.where is not None else None
+    where = sql_filter(args.where) if args.where is not None else None
     # Bind filter and columns now: an unknown column fails before the JVM starts.
     TableScan.of(
         table,

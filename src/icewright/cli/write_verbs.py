@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import key_value, positive_int, size_bytes
+from icewright.cli.arguments import WHERE_HELP, key_value, positive_int, size_bytes
 from icewright.cli.output import render_pairs
 from icewright.cli.progress import activity, spark_progress
 from icewright.errors import ValidationError
@@ -82,7 +82,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="TABLE")
     _source_options(p)
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--where", metavar="PREDICATE", help="e.g. \"day = '2026-01-01'\"")
+    how.add_argument(
+        "--where", metavar="PREDICATE", help="replace the rows that match: " + WHERE_HELP
+    )
     how.add_argument("--dynamic-partitions", action="store_true")
     p.add_argument("--commit-key", metavar="K")
     p.set_defaults(handler=run_replace)
@@ -94,7 +96,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Bin-pack small (and oversized) data files into files of the target size.",
     )
     p.add_argument("table", metavar="TABLE")
-    p.add_argument("--where", metavar="PREDICATE", help="only files that may hold such rows")
+    p.add_argument(
+        "--where", metavar="PREDICATE", help="only files that may hold matching rows: " + WHERE_HELP
+    )
     p.add_argument(
         "--target-file-size",
         type=size_bytes,
@@ -187,11 +191,11 @@ def run_append(ctx: Context, args: argparse.Namespace) -> int:
 def run_replace(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright replace``."""
     from icewright.actions import replace
-    from icewright.expressions import parse
+    from icewright.expressions import sql_filter
 
     source = source_text(args)
     table = load_table(ctx, args.table)
-    where = parse(args.where) if args.where is not None else None
+    where = sql_filter(args.where) if args.where is not None else None
     with _working(ctx, "replace"):
         result = replace(
             table,
@@ -207,10 +211,10 @@ def run_replace(ctx: Context, args: argparse.Namespace) -> int:
 def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright rewrite``."""
     from icewright.actions import rewrite
-    from icewright.expressions import parse
+    from icewright.expressions import sql_filter
 
     table = load_table(ctx, args.table)
-    where = parse(args.where) if args.where is not None else None
+    where = sql_filter(args.where) if args.where is not None else None
     with _working(ctx, "rewrite"):
         result = rewrite(
             table,

@@ -24,7 +24,7 @@ from icewright.commit.snapshot_producer import SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.commit.validation import read_entries, snapshot_manifests
 from icewright.errors import ValidationError
-from icewright.expressions import Expression, bind, parse
+from icewright.expressions import Expression, bind, sql_filter
 from icewright.manifest.data_file import (
     UNASSIGNED_SEQ,
     DataFile,
@@ -43,9 +43,9 @@ __all__ = ["MergingSnapshotProducer", "to_expression"]
 
 
 def to_expression(expr: Expression | str) -> Expression:
-    """``expr`` as an expression; a string is parsed (``"region = 'eu' and id > 3"``)."""
+    """``expr`` as an expression; a string is SQL with Spark SQL's meaning (:func:`sql_filter`)."""
     if isinstance(expr, str):
-        return parse(expr)
+        return sql_filter(expr)
     if not isinstance(expr, Expression):
         raise ValidationError(
             f"a row filter must be an Expression or a string to parse, got {type(expr).__name__}"

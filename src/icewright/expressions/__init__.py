@@ -5,8 +5,14 @@
 >>> str(expr)
 "region IN ('eu', 'us') AND NOT (qty < 10 OR note IS NULL)"
 
-Build a filter with :func:`parse` or the builder functions, :func:`bind` it to a schema
-(or let an evaluator bind it), and use:
+Two text forms: :func:`sql_filter` reads a predicate a user wrote as SQL and gives it
+Spark SQL's meaning (three-valued: ``region != 'eu'`` does not match a NULL region);
+:func:`parse` reads an Iceberg expression in the text ``str(expr)`` prints, with the
+spec's two-valued meaning (``region != 'eu'`` matches a NULL region). Everything a user
+types (``--where``, ``where=``, a scan's string filter) goes through :func:`sql_filter`.
+
+Build a filter with :func:`sql_filter`, :func:`parse` or the builder functions,
+:func:`bind` it to a schema (or let an evaluator bind it), and use:
 
 * :func:`inclusive_projection` / :func:`strict_projection` -- partition predicates;
 * :class:`ManifestEvaluator` -- skip manifests by their partition summaries;
@@ -64,6 +70,7 @@ from icewright.expressions.predicates import (
 )
 from icewright.expressions.projection import inclusive_projection, strict_projection
 from icewright.expressions.residual import ResidualEvaluator
+from icewright.expressions.sql import sql_filter, true_rows
 
 __all__ = [
     "ALWAYS_FALSE",
@@ -109,6 +116,8 @@ __all__ = [
     "parse",
     "predicate",
     "rewrite_not",
+    "sql_filter",
     "starts_with",
     "strict_projection",
+    "true_rows",
 ]

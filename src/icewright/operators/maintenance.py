@@ -26,7 +26,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     """Compact data files (:func:`icewright.actions.rewrite`).
 
     :param table: ``"ns.table"`` (templated).
-    :param where: only files that may hold matching rows (templated).
+    :param where: only files that may hold rows matching this Spark SQL predicate
+        (templated; a NULL never matches a comparison, as in Spark SQL).
     :param target_file_size: bytes (default: the table's ``write.target-file-size-bytes``).
     :param min_input_files: a group needs at least this many files.
     :param sort: range-sort each group by the table's sort order.

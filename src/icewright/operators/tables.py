@@ -300,7 +300,10 @@ class IcebergReplaceOperator(IcebergBaseOperator):
 
     :param table: ``"ns.table"`` (templated).
     :param source: as for :class:`IcebergAppendOperator` (templated).
-    :param where: a predicate such as ``"ts >= '{{ ds }}T00:00:00Z'"`` (templated).
+    :param where: a Spark SQL predicate such as ``"ts >= '{{ ds }}T00:00:00Z'"``
+        (templated). The rows where it is TRUE are replaced, as ``DELETE ... WHERE`` in
+        Spark SQL would: ``"region != 'emea'"`` leaves rows with a NULL region alone (write
+        ``"region != 'emea' OR region IS NULL"`` to replace those too).
     :param dynamic_partitions: replace the partitions the source's rows fall into.
     :param branch: the branch (templated).
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from icewright.errors import ValidationError
-from icewright.expressions import ALWAYS_TRUE, Expression, and_, bind, parse
+from icewright.expressions import ALWAYS_TRUE, Expression, and_, bind, sql_filter
 from icewright.io.base import FileIO
 from icewright.scan.planner import plan_snapshot
 from icewright.scan.tasks import FileScanTask, ScanPlan
@@ -65,7 +65,7 @@ def _as_expression(value: Expression | str | None) -> Expression:
     if value is None:
         return ALWAYS_TRUE
     if isinstance(value, str):
-        return parse(value)
+        return sql_filter(value)
     if isinstance(value, Expression):
         return value
     raise ValidationError(

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from icewright.actions import LocalRunner, append, create, replace
+from icewright.actions import LocalRunner, append, create, replace, rewrite
 from icewright.arrow import rows_to_arrow, write_data_files
 from icewright.catalog import SqlCatalog
 from icewright.commit.append import fast_append
@@ -120,6 +120,28 @@ def test_read_where_and_sql_filter_on_the_report(spark: SparkSession, catalog: S
     for predicate in REPORT:
         got = sorted(r.id for r in read_table(spark, table, filter=predicate).collect())
         assert got == spark_selected(spark, REPORT_ROWS, predicate), predicate
+
+
+def test_rewrite_where_takes_every_file_holding_a_matching_row(
+    spark: SparkSession, catalog: SqlCatalog
+) -> None:
+    """Rewrite's filter picks files, not rows: every file holding a row where the predicate
+    is TRUE in Spark SQL is among the rewritten ones, and the rows stay as they were."""
+    create("db.w", catalog=catalog, schema=SCHEMA, partition_by=[("identity", "region")])
+    runner = LocalRunner(spark)
+    for part in (REPORT_ROWS[:4], REPORT_ROWS[4:]):
+        append("db.w", spark.createDataFrame(part, DDL), catalog=catalog, runner=runner)
+    for predicate in REPORT:
+        matching = set(spark_selected(spark, REPORT_ROWS, predicate))
+        before = {
+            t.file_path: set(_ids_in(spark, t.file_path))
+            for t in plan_files(catalog.load_table("db.w"))
+        }
+        rewrite("db.w", catalog=catalog, where=predicate, min_input_files=1, runner=runner)
+        after = {t.file_path for t in plan_files(catalog.load_table("db.w"))}
+        holding = {path for path, ids in before.items() if ids & matching}
+        assert not holding & after, predicate  # each was rewritten
+        assert table_ids(catalog, "db.w", spark) == [r[0] for r in REPORT_ROWS], predicate
 
 
 # --- generated tables and predicates ---------------------------------------------------

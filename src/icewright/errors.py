@@ -87,3 +87,18 @@ class InvalidMetadata(ValidationError):
 
 class MissingDependency(IcewrightError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+BAD_INPUT: tuple[type[IcewrightError], ...] = (
+    ValidationError,
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchView,
+    AlreadyExists,
+    MissingDependency,
+)
+"""The errors another try cannot fix (an orchestrator fails the task at once, without
+retry). :class:`NoSuchFile` is not one of them: a file that metadata refers to and that
+is missing may belong to a base that moved on (the commit engine retries those) or have
+a cause nobody knows, and neither is a reason to give up on, or delete, written data. A
+missing *source* is reported as a :class:`ValidationError`."""

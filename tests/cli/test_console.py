@@ -122,6 +122,17 @@ def test_snapshots_files_and_wait(home: Path) -> None:
     assert w["found"] is True and w["timed_out"] is False
     assert [s["snapshot-id"] for s in w["snapshots"]] == ids[1:]
 
+    # An id the table does not have (here: never one of its snapshots) is an error ...
+    unknown = icewright(home, "wait", "db.events", "--after", "12345", "--timeout", "0")
+    assert unknown.code == 1 and unknown.stdout == ""
+    assert unknown.stderr.startswith("icewright: error: snapshot 12345 is not in the history")
+    assert "--from-current" in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1
+    # ... unless asked to wait from the current snapshot instead.
+    current = icewright(
+        home, "wait", "db.events", "--after", "12345", "--from-current", "--timeout", "0", "--json"
+    )
+    assert current.code == 1 and current.json()["timed_out"] is True
+
     start = time.monotonic()
     late = icewright(
         home,
@@ -314,3 +325,12 @@ def test_spark_append_and_read(home: Path, tmp_path: Path) -> None:
     expected = {(x["id"], x["region"]) for x in rows if x["region"] == "eu" and x["id"] < 10}
     assert len(expected) == 5
     assert {(x["id"], x["region"]) for x in r["rows"]} <= expected
+
+
+def test_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "home-file"
+    not_a_dir.write_text("x")
+    run = icewright(tmp_path, "--home", str(not_a_dir), "snapshots", "db.events")
+    assert run.code == 1 and run.stdout == ""
+    assert run.stderr.startswith("icewright: error: the icewright home")
+    assert "is not a directory" in run.stderr and len(run.stderr.strip().splitlines()) == 1

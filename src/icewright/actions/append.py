@@ -16,7 +16,7 @@ from icewright.actions._common import (
 from icewright.actions.results import ActionResult
 from icewright.commit.commit_keys import RememberedCommit, find_commit_key
 from icewright.commit.update import PendingUpdate
-from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
+from icewright.errors import CommitStateUnknown, IcewrightError, NoSuchFile, ValidationError
 from icewright.runners.store import forget_job, job_key
 
 if TYPE_CHECKING:
@@ -128,15 +128,18 @@ def commit_written(
     """Run ``commit``; delete the job's ``files`` when no metadata references them.
 
     That is after a definite failure, or when nothing was committed (a repeated commit
-    key found by the commit itself); after ``CommitStateUnknown`` they are kept.
+    key found by the commit itself); after ``CommitStateUnknown`` or ``NoSuchFile`` (a
+    file of the table missing for an unknown reason) they are kept.
     ``forget`` removes the job's stored result (:mod:`icewright.runners.store`): it is
     called once the outcome is known (committed, or failed and the files deleted), and
-    not after ``CommitStateUnknown`` (a retry reuses the files).
+    not after those two (a retry reuses the files).
     """
     paths = [f.file_path for f in files]
     try:
         result = commit()
-    except CommitStateUnknown:
+    except (CommitStateUnknown, NoSuchFile):
+        # Unknown outcome, or a file missing for a reason nobody knows: the job's files
+        # and its stored result stay, so that a retry can reuse them.
         raise
     except IcewrightError:
         delete_paths(io, paths)

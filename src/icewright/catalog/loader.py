@@ -27,7 +27,15 @@ _SQL_SCHEMES = ("sqlite", "postgres", "postgresql", "mysql", "mariadb", "mssql",
 def icewright_home() -> Path:
     """``$ICEWRIGHT_HOME`` (default ``~/.icewright``), created if missing."""
     home = Path(os.environ.get("ICEWRIGHT_HOME") or "~/.icewright").expanduser().resolve()
-    home.mkdir(parents=True, exist_ok=True)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ValidationError(
+            f"the icewright home {home} is not a directory: point ICEWRIGHT_HOME (or --home) "
+            "at a directory, or at a path that does not exist yet"
+        ) from None
+    except PermissionError as e:
+        raise ValidationError(f"cannot create the icewright home {home}: {e.strerror}") from None
     return home
 
 

@@ -88,7 +88,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=snapshot_ref,
         metavar="SNAPSHOT_ID",
         help="a snapshot id, or 'current' for the head when the command starts "
-        "(default: every snapshot counts)",
+        "(default: every snapshot counts); an id the table does not have is an error",
+    )
+    p.add_argument(
+        "--from-current",
+        action="store_true",
+        help="when the --after snapshot is not in the table's history (expired), wait for "
+        "snapshots after the current one instead of failing",
     )
     p.add_argument(
         "--operation",
@@ -456,8 +462,16 @@ def run_wait(ctx: Context, args: argparse.Namespace) -> int:
 
     table = ctx.catalog.load_table(args.table)
     after = args.after
+    head = table.metadata.snapshot_for_ref(args.branch)
+    if after is not None and after != "current" and table.metadata.snapshot_by_id(after) is None:
+        if not args.from_current:
+            raise ValidationError(
+                f"snapshot {after} is not in the history of {table.identifier} (expired, or "
+                "never one of its snapshots): pass --from-current to wait for snapshots after "
+                "the current one instead"
+            )
+        after = "current"
     if after == "current":
-        head = table.metadata.snapshot_for_ref(args.branch)
         after = None if head is None else head.snapshot_id
     operations: tuple[str, ...] | None = ("append", "overwrite", "delete")
     if args.operation:

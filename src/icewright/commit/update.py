@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from icewright.catalog.base import Table
 from icewright.commit.commit_keys import RememberedCommit
 from icewright.commit.retry import RetryPolicy
-from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError
+from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError, NoSuchFile
 from icewright.io.base import FileIO
 from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
@@ -116,9 +116,19 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
             found = updates[-1].already_committed(base)
             if found is not None:
                 return CommitResult.for_snapshot(current, found, committed=False)
-            new = base
-            for update in updates:
-                new = update.apply(new)
+            try:
+                new = _apply_all(updates, base)
+            except NoSuchFile as missing:
+                # A file of the base is gone. If the table moved on (an expire removed the
+                # parent's manifest list), this handle was stale: a conflict, retried on
+                # refreshed metadata like a lost race (Java refreshes before each apply).
+                # If it did not, the table itself lacks the file and no retry mends that.
+                if current.refresh().metadata_location == current.metadata_location:
+                    raise
+                raise CommitFailed(
+                    f"the base of {current.identifier} moved on since it was loaded "
+                    f"({missing}): retrying on the current metadata"
+                ) from missing
             if new is not base:
                 break
             # Nothing changes on this base (a property set to its value, a rollback to the
@@ -156,6 +166,13 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
     else:
         _delete(table.io, (p for u in updates for p in u.files_written()))
     return result
+
+
+def _apply_all(updates: Sequence[PendingUpdate], base: TableMetadata) -> TableMetadata:
+    new = base
+    for update in updates:
+        new = update.apply(new)
+    return new
 
 
 def _delete(io: FileIO, paths: Iterable[str]) -> None:

@@ -375,6 +375,35 @@ class ConflictScope:
     parent: Snapshot | None
     case_sensitive: bool = True
 
+    def _history(
+        self,
+        operations: Iterable[Operation],
+        content: ManifestContent,
+        data_filter: Expression | None,
+        partitions: PartitionSet | None,
+    ) -> tuple[Iterator[ManifestEntry], set[int]]:
+        """The entries of the manifests of ``content`` that snapshots of ``operations``
+        wrote since the start and that may match the filter/partitions, and the ids of
+        those snapshots."""
+        assert self.parent is not None
+        manifests, snapshot_ids = validation_history(
+            self.metadata,
+            self.io,
+            self.starting_snapshot_id,
+            self.parent,
+            operations=operations,
+            content=content,
+        )
+        entries = _matching_entries(
+            self.metadata,
+            self.io,
+            manifests,
+            data_filter=data_filter,
+            partitions=partitions,
+            case_sensitive=self.case_sensitive,
+        )
+        return entries, snapshot_ids
+
     # --- added data files ------------------------------------------------------------------
 
     def added_data_files(
@@ -386,25 +415,11 @@ class ConflictScope:
         """Data files added to the branch since the start that may match the filter/partitions."""
         if self.parent is None:
             return []
-        manifests, snapshot_ids = validation_history(
-            self.metadata,
-            self.io,
-            self.starting_snapshot_id,
-            self.parent,
-            operations=ADDED_DATA_OPERATIONS,
-            content=ManifestContent.DATA,
+        entries, snapshot_ids = self._history(
+            ADDED_DATA_OPERATIONS, ManifestContent.DATA, data_filter, partitions
         )
         return [
-            e
-            for e in _matching_entries(
-                self.metadata,
-                self.io,
-                manifests,
-                data_filter=data_filter,
-                partitions=partitions,
-                case_sensitive=self.case_sensitive,
-            )
-            if e.status is EntryStatus.ADDED and e.snapshot_id in snapshot_ids
+            e for e in entries if e.status is EntryStatus.ADDED and e.snapshot_id in snapshot_ids
         ]
 
     def validate_added_data_files(
@@ -438,27 +453,11 @@ class ConflictScope:
         that may apply to rows matching the filter/partitions (Java's ``addedDeleteFiles``)."""
         if self.parent is None or self.metadata.format_version < 2:
             return []
-        manifests, _ = validation_history(
-            self.metadata,
-            self.io,
-            self.starting_snapshot_id,
-            self.parent,
-            operations=ADDED_DELETE_OPERATIONS,
-            content=ManifestContent.DELETES,
+        entries, _ = self._history(
+            ADDED_DELETE_OPERATIONS, ManifestContent.DELETES, data_filter, partitions
         )
         start_seq = starting_sequence_number(self.metadata, self.starting_snapshot_id)
-        return [
-            e
-            for e in _matching_entries(
-                self.metadata,
-                self.io,
-                manifests,
-                data_filter=data_filter,
-                partitions=partitions,
-                case_sensitive=self.case_sensitive,
-            )
-            if e.is_live and (e.sequence_number or 0) > start_seq
-        ]
+        return [e for e in entries if e.is_live and (e.sequence_number or 0) > start_seq]
 
     def validate_no_new_delete_files(
         self,
@@ -529,25 +528,11 @@ class ConflictScope:
         """Fail if data files that may hold matching rows were removed since the start."""
         if self.parent is None:
             return
-        manifests, snapshot_ids = validation_history(
-            self.metadata,
-            self.io,
-            self.starting_snapshot_id,
-            self.parent,
-            operations=REMOVED_DATA_OPERATIONS,
-            content=ManifestContent.DATA,
+        entries, snapshot_ids = self._history(
+            REMOVED_DATA_OPERATIONS, ManifestContent.DATA, data_filter, partitions
         )
         conflicts = [
-            e
-            for e in _matching_entries(
-                self.metadata,
-                self.io,
-                manifests,
-                data_filter=data_filter,
-                partitions=partitions,
-                case_sensitive=self.case_sensitive,
-            )
-            if e.status is EntryStatus.DELETED and e.snapshot_id in snapshot_ids
+            e for e in entries if e.status is EntryStatus.DELETED and e.snapshot_id in snapshot_ids
         ]
         if conflicts:
             raise ValidationError(
@@ -575,24 +560,12 @@ class ConflictScope:
         operations = (
             {Operation.OVERWRITE, Operation.REPLACE} if skip_deletes else REMOVED_DATA_OPERATIONS
         )
-        manifests, snapshot_ids = validation_history(
-            self.metadata,
-            self.io,
-            self.starting_snapshot_id,
-            self.parent,
-            operations=operations,
-            content=ManifestContent.DATA,
+        entries, snapshot_ids = self._history(
+            operations, ManifestContent.DATA, conflict_detection_filter, None
         )
         missing = [
             e
-            for e in _matching_entries(
-                self.metadata,
-                self.io,
-                manifests,
-                data_filter=conflict_detection_filter,
-                partitions=None,
-                case_sensitive=self.case_sensitive,
-            )
+            for e in entries
             if e.status is EntryStatus.DELETED
             and e.snapshot_id in snapshot_ids
             and e.data_file.file_path in required

@@ -46,13 +46,7 @@ from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from icewright.actions.results import to_jsonable
-from icewright.errors import (
-    AlreadyExists,
-    IcewrightError,
-    MissingDependency,
-    NotFound,
-    ValidationError,
-)
+from icewright.errors import BAD_INPUT, IcewrightError
 from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
@@ -75,8 +69,6 @@ __all__ = [
 EVENT_EXTRA_KEYS = ("snapshot_id", "sequence_number", "operation", "added_records")
 """Snapshot fields every asset event carries (with ``metadata_location`` and ``table``)."""
 
-_BAD_INPUT = (ValidationError, NotFound, AlreadyExists, MissingDependency)
-"""Errors that another try cannot fix: the task fails at once."""
 
 MAX_DEFERRALS = 16
 """Deferrals one try may make (an action defers once per Spark job it runs)."""
@@ -280,7 +272,7 @@ class IcebergBaseOperator(BaseOperator):
                 raise
             self._defer_for(submitted)
             raise  # not reached: defer() raises TaskDeferred
-        except _BAD_INPUT as e:
+        except BAD_INPUT as e:
             # Another try cannot fix bad input: fail now, with the reason on one line.
             raise AirflowFailException(one_line(e)) from None
         except IcewrightError as e:

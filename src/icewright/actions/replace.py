@@ -154,11 +154,14 @@ def plan_copy_on_write(
     A file matches fully when its partition alone proves every row matches (its residual
     is always-true) or when its column metrics do (strict metrics evaluation).
     """
-    from icewright.expressions import ALWAYS_TRUE, StrictMetricsEvaluator, sql_filter
+    from icewright.expressions import ALWAYS_TRUE, StrictMetricsEvaluator, bind, sql_filter
     from icewright.scan import TableScan
 
     condition = sql_filter(where) if isinstance(where, str) else where
     scan = TableScan.of(table, ref=branch, row_filter=condition)  # binds: unknown columns fail
+    # bound once: the rewrite job's keep filter (JSON for a detached job) is then the
+    # two-valued form, NaN handling of SQL's x > v included (expressions.sql)
+    condition = bind(condition, scan.schema())
     strict = StrictMetricsEvaluator(scan.schema(), condition)
     full: list[DataFile] = []
     partial: list[FileScanTask] = []

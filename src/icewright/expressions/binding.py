@@ -28,6 +28,7 @@ from icewright.expressions.predicates import (
     not_,
     or_,
 )
+from icewright.expressions.sql import NaNAboveComparison
 from icewright.spec.schema import Schema
 from icewright.spec.types import (
     DoubleType,
@@ -183,8 +184,13 @@ def bind_predicate(pred: UnboundPredicate, ref: BoundReference) -> Expression:
         return _bind_set(op, ref, pred.literals)
     value = convert_literal(pred.literal, t, name)
     if isinstance(value, Between):
-        return _between(op, ref, value)
-    return BoundPredicate(op, ref, (value,))
+        bound = _between(op, ref, value)
+    else:
+        bound = BoundPredicate(op, ref, (value,))
+    if isinstance(pred, NaNAboveComparison) and _is_float(t):
+        # Spark SQL orders NaN above every number (icewright.expressions.sql)
+        return or_(bound, BoundPredicate(Operation.IS_NAN, ref))
+    return bound
 
 
 def _between(op: Operation, ref: BoundReference, value: Between) -> Expression:

@@ -34,11 +34,16 @@ SQL                T (TRUE)                               F (FALSE)
 =================  =====================================  ===================================
 
 ``NOT (x <= v)`` is true for NaN in two-valued logic, which is exactly Spark's "NaN sorts
-above every number"; and Iceberg's ``x != v`` is true for NaN as Spark's is. So no NaN
-test is needed, and the translation does not depend on the column's type.
+above every number"; and Iceberg's ``x != v`` is true for NaN as Spark's is. The T column
+of ``x > v`` and ``x >= v`` (and F of ``x <= v``, ``x < v``) is built as a
+:class:`NaNAboveComparison`, which binds to that same set of rows written as ``x > v``
+(``OR x IS NAN`` for a float or double column): the plain comparison keeps min/max
+pruning of files that hold nulls, which ``NOT (x <= v) AND x IS NOT NULL`` loses.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from icewright.errors import ValidationError
 from icewright.expressions.operations import Operation
@@ -56,11 +61,27 @@ from icewright.expressions.predicates import (
     or_,
 )
 
-__all__ = ["sql_filter", "true_rows"]
+__all__ = ["NaNAboveComparison", "sql_filter", "true_rows"]
 
 _TWO_VALUED = frozenset(
     {Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN, Operation.NOT_NAN}
 )
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NaNAboveComparison(UnboundPredicate):
+    """``x > v`` or ``x >= v`` as Spark SQL means it: also true where ``x`` is NaN.
+
+    The rows of ``NOT (x <= v) AND x IS NOT NULL`` (resp. ``NOT (x < v) AND ...``).
+    Whether the column can hold NaN is known only with its type, so binding gives
+    ``x > v OR x IS NAN`` for a float or double column and ``x > v`` otherwise
+    (:func:`icewright.expressions.bind`). It prints as the plain comparison, which
+    :func:`sql_filter` reads back as this class; bind it before handing it to anything
+    that reads the two-valued form (a job file's JSON, :func:`parse`).
+    """
+
+    def __repr__(self) -> str:
+        return f"NaNAboveComparison({self.op.name}, {self.term.name!r}, {self.literals!r})"
 
 
 def sql_filter(text: str) -> Expression:
@@ -124,6 +145,9 @@ def _test(pred: UnboundPredicate, want: bool) -> Expression:
     if want == is_positive:
         # The rows where the positive test holds: null and NaN never do, as in SQL.
         return base
+    if base.op in (Operation.LT, Operation.LT_EQ):
+        # x >= v / x > v in SQL: the same rows as below, as a plain comparison for pruning
+        return NaNAboveComparison(base.op.negate(), pred.term, pred.literals)
     # The rows where the positive test is FALSE in SQL: its two-valued negation (true
     # for null and NaN) less the null rows. NaN stays: in Spark NaN > v and NaN != v.
     return and_(not_(base), _not_null(pred))

@@ -6,10 +6,11 @@ fixed set of generated ones through Iceberg Java 1.10.2's Spark 3.5 ``DELETE`` o
 Hadoop table (two files per partition), and records where Java keeps exactly the rows
 Spark SQL keeps. Asserted: Java agrees wherever the rows hold no NULL, NaN or -0.0.
 Recorded (printed with ``-s``), as found on 2026-11-25: with NULLs, NaNs or -0.0 Java
-does not always agree. It deletes NULL rows for ``region != 'emea'`` and
+does not always agree. It deletes the NULL rows for ``region != 'emea'`` and
 ``NOT (region = 'emea')`` (a whole NULL partition dropped by its two-valued metadata
-evaluation), deletes NaN rows for ``NOT (x < 3)`` although Spark orders NaN above 3, and
-mishandles -0.0 against a zero literal: the same classes of fault icewright had.
+evaluation); it keeps the NaN row for ``x >= 3`` and ``NOT (x < 3)``, which Spark SQL
+deletes (NaN sorts above 3); and it mishandles -0.0 against a zero literal: the same
+classes of fault icewright had.
 """
 
 from __future__ import annotations

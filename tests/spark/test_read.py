@@ -38,6 +38,7 @@ from icewright.commit.row_delta import RowDelta
 from icewright.commit.schema_update import update_schema
 from icewright.commit.spec_update import UpdatePartitionSpec
 from icewright.errors import ValidationError
+from icewright.expressions import parse
 from icewright.io import LocalFileIO
 from icewright.manifest import DataFile, FileContent, FileFormat
 from icewright.scan import TableScan
@@ -433,7 +434,7 @@ def _lt(v: Any, x: Any) -> bool:
     return v is not None and not _is_nan(v) and v < x
 
 
-# (filter text, the spec's meaning of it for one row)
+# (expression text, the spec's meaning of it for one row)
 FILTERS: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
     ("score < 0", lambda r: _lt(r["score"], 0)),
     (
@@ -473,7 +474,9 @@ def filter_table(catalog: SqlCatalog) -> Table:
 def test_filters_follow_the_spec(
     filter_table: Table, spark: SparkSession, text: str, meaning: Callable[[dict[str, Any]], bool]
 ) -> None:
-    df = read_table(spark, filter_table, filter=text, columns=["id"])
+    # An Iceberg expression (parse: the spec's two-valued text form), not SQL text: a
+    # string filter has Spark SQL's meaning instead (tests/actions/test_sql_predicates.py).
+    df = read_table(spark, filter_table, filter=parse(text), columns=["id"])
     expected = sorted(r["id"] for r in filtered_rows() if meaning(r))
     assert ids(df) == expected
 

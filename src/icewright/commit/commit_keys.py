@@ -127,8 +127,9 @@ def remember(
 ) -> dict[str, str]:
     """``properties`` with ``commit_key`` recorded and entries past the bounds dropped."""
     entries = _entries(properties.get(COMMIT_KEYS))
-    entries.pop(digest(commit_key), None)
-    entries[digest(commit_key)] = (snapshot_id, timestamp_ms)
+    key = digest(commit_key)
+    entries.pop(key, None)  # re-inserted last: the newest among equal timestamps
+    entries[key] = (snapshot_id, timestamp_ms)
     oldest = timestamp_ms - _int_property(properties, MAX_AGE_MS, DEFAULT_MAX_AGE_MS)
     kept = sorted(((d, e) for d, e in entries.items() if e[1] >= oldest), key=lambda x: x[1][1])
     kept = kept[-_int_property(properties, MAX_COUNT, DEFAULT_MAX_COUNT) :]

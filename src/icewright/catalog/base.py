@@ -25,6 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from icewright.catalog.changes import TableChanges, apply_updates
 from icewright.catalog.identifier import Identifier, Namespace, parse_namespace
 from icewright.catalog.metadata_files import read_table_metadata, write_new_metadata
 from icewright.errors import (
@@ -346,6 +347,29 @@ class Catalog(ABC):
         ``CommitStateUnknown`` (deleting nothing), ``NoSuchTable`` or
         ``ValidationError``.
         """
+
+    def commit_changes(
+        self,
+        identifier: IdentifierLike,
+        base_metadata_location: str,
+        base: TableMetadata,
+        changes: TableChanges,
+        timestamp_ms: int | None = None,
+    ) -> tuple[TableMetadata, str]:
+        """Commit ``changes`` (the spec's requirements and updates) made on ``base``.
+
+        Returns the metadata now current and its location. A catalog that stores
+        metadata files applies the updates to ``base`` (:func:`apply_updates`,
+        stamped ``timestamp_ms``), records the base in the metadata log and swaps the
+        pointer with :meth:`commit_table`, whose compare-and-swap on the base location
+        is the guard the requirements describe. A REST catalog sends ``changes``
+        instead. Raises as :meth:`commit_table`.
+        """
+        new = apply_updates(base, changes.updates, timestamp_ms)
+        # Java's builder records the base file in the metadata log, so the committed
+        # file and the returned metadata are the same.
+        new = new.with_previous_metadata(base_metadata_location, base.last_updated_ms)
+        return new, self.commit_table(identifier, base_metadata_location, new)
 
     # --- views ---------------------------------------------------------------
 

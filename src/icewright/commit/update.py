@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from icewright.catalog.base import Table
+from icewright.catalog.changes import table_changes
 from icewright.commit.commit_keys import RememberedCommit
 from icewright.commit.retry import RetryPolicy
 from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError, NoSuchFile
@@ -138,12 +139,13 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
             if fresh.metadata_location == current.metadata_location:
                 return CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
             current = fresh
-        # The committer records the base file in the metadata log (as Java's builder
-        # does), so the returned handle holds exactly what the catalog stores.
-        new = new.with_previous_metadata(current.metadata_location, base.last_updated_ms)
+        # The commit travels as the spec's updates and requirements (what a REST
+        # catalog sends); the metadata-file catalogs apply them to the base with the one
+        # function that applies updates, so every catalog commits what the updates say.
+        changes = table_changes(base, new)
         try:
-            location = current.catalog.commit_table(
-                current.identifier, current.metadata_location, new
+            new, location = current.catalog.commit_changes(
+                current.identifier, current.metadata_location, base, changes, new.last_updated_ms
             )
         except CommitFailed:
             log.info("commit to %s lost a race (attempt %d)", current.identifier, n)

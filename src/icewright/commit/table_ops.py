@@ -62,7 +62,9 @@ __all__ = [
     "create_or_replace_table",
     "create_table",
     "drop_table",
+    "order_of",
     "register_table",
+    "spec_of",
 ]
 
 SpecLike = PartitionSpec | Sequence[tuple[Any, ...]] | None
@@ -73,7 +75,8 @@ OrderLike = SortOrder | Sequence[Any] | None
 ``["region", ("ts", "desc")]``."""
 
 
-def _spec(schema: Schema, spec: SpecLike) -> PartitionSpec:
+def spec_of(schema: Schema, spec: SpecLike) -> PartitionSpec:
+    """The partition spec ``spec`` describes on ``schema`` (None: unpartitioned)."""
     if spec is None:
         return UNPARTITIONED_PARTITION_SPEC
     if isinstance(spec, PartitionSpec):
@@ -81,7 +84,8 @@ def _spec(schema: Schema, spec: SpecLike) -> PartitionSpec:
     return build_partition_spec(schema, list(spec))
 
 
-def _order(schema: Schema, order: OrderLike) -> SortOrder:
+def order_of(schema: Schema, order: OrderLike) -> SortOrder:
+    """The sort order ``order`` describes on ``schema`` (None: unsorted)."""
     if order is None:
         return UNSORTED_SORT_ORDER
     if isinstance(order, SortOrder):
@@ -110,8 +114,8 @@ def create_table(  # noqa: PLR0917 - positional order of the documented API
         return catalog.create_table(
             identifier,
             schema,
-            _spec(schema, spec),
-            _order(schema, sort_order),
+            spec_of(schema, spec),
+            order_of(schema, sort_order),
             location,
             properties,
             format_version,
@@ -195,8 +199,8 @@ class ReplaceTable(PendingUpdate):
     ) -> None:
         self._table = table
         self.schema = schema
-        self.spec = _spec(schema, spec)
-        self.sort_order = _order(schema, sort_order)
+        self.spec = spec_of(schema, spec)
+        self.sort_order = order_of(schema, sort_order)
         self.properties = dict(properties or {})
         self.location = location
         self.format_version = format_version

@@ -46,7 +46,7 @@ from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from icewright.actions.results import to_jsonable
-from icewright.errors import BAD_INPUT, IcewrightError
+from icewright.errors import BAD_INPUT, IcewrightError, one_line
 from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
@@ -82,12 +82,6 @@ def commit_key_for(dag_id: str, task_id: str, run_id: str, map_index: int = -1) 
     """
     identity = json.dumps([dag_id, task_id, run_id, int(map_index)], separators=(",", ":"))
     return "airflow:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40]
-
-
-def one_line(error: BaseException) -> str:
-    """``<ErrorClass>: <message>`` on one line."""
-    text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text}"
 
 
 def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:

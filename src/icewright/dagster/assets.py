@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from icewright.dagster.execution import (
+    annotated,
     data_version,
     materialization_metadata,
     run_commit_key,
@@ -149,7 +150,9 @@ def _asset(
         kinds=set(options.pop("kinds", None) or KINDS),
         **{k: v for k, v in options.items() if v is not None},
     )
-    definition: dg.AssetsDefinition = decorate(fn)
+    definition: dg.AssetsDefinition = decorate(
+        annotated(fn, dg.AssetExecutionContext, dg.MaterializeResult)
+    )
     return definition
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
+from icewright.dagster.execution import annotated
 
 if TYPE_CHECKING:
     from icewright.actions.health import TableHealth
@@ -156,7 +157,7 @@ def _check(
         description=description,
         required_resource_keys={resource_key},
         blocking=blocking,
-    )(run)
+    )(annotated(run, dg.AssetCheckExecutionContext, dg.AssetCheckResult))
 
 
 def _freshness(max_age: float) -> Evaluate:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from icewright.runners.base import Runner
 
 __all__ = [
+    "annotated",
     "commit_key_for",
     "materialization_metadata",
     "run_commit_key",
@@ -76,6 +77,17 @@ def run_step(
             context.log.info("run cancelled: stopping the Spark job")
             cancel()
         raise
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def annotated(fn: F, context: type, returns: Any) -> F:
+    """``fn`` with its annotations as objects: Dagster reads a decorated function's
+    ``context`` annotation and return type, which this package's postponed annotations
+    would leave as text."""
+    fn.__annotations__ = {"context": context, "return": returns}
+    return fn
 
 
 def table_schema(table: Table) -> dg.TableSchema:

@@ -22,7 +22,7 @@ from typing import Any
 import dagster as dg
 
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
-from icewright.dagster.execution import commit_key_for, run_step
+from icewright.dagster.execution import annotated, commit_key_for, run_step
 
 __all__ = ["MaintenancePlan", "iceberg_maintenance_job", "iceberg_maintenance_schedule"]
 
@@ -48,12 +48,6 @@ def _op_name(table: str) -> str:
 
 
 def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpDefinition:
-    @dg.op(
-        name=_op_name(table),
-        required_resource_keys={resource_key},
-        description=f"Rewrite, expire and remove orphans of {table}.",
-        tags={"icewright/table": table},
-    )
     def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
         from icewright.actions import expire, remove_orphan_files, rewrite
         from icewright.actions.results import to_jsonable
@@ -110,7 +104,12 @@ def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpD
         context.log.info(f"{table}: {meta}")
         return dg.Output(done, metadata=meta)
 
-    return maintain
+    return dg.op(
+        name=_op_name(table),
+        required_resource_keys={resource_key},
+        description=f"Rewrite, expire and remove orphans of {table}.",
+        tags={"icewright/table": table},
+    )(annotated(maintain, dg.OpExecutionContext, dg.Output))
 
 
 def _flat(payload: Any) -> dict[str, Any]:

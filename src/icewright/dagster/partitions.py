@@ -50,7 +50,7 @@ class PartitionScope:
     @classmethod
     def of(cls, context: dg.AssetExecutionContext) -> PartitionScope | None:
         """The scope of ``context``'s run; None for an unpartitioned run."""
-        if not context.has_partition_key_range:
+        if not (context.has_partition_key or context.has_partition_key_range):
             return None
         keys = tuple(context.partition_keys)
         try:

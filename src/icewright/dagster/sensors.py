@@ -31,6 +31,7 @@ import dagster as dg
 
 from icewright.commit.summary import COMMIT_KEY
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
+from icewright.dagster.execution import annotated
 from icewright.errors import IcewrightError, NoSuchTable
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def iceberg_snapshot_sensor(
         default_status=default_status,
         description=description
         or f"New snapshots of {', '.join(keys)} start runs and report asset events.",
-    )(evaluate)
+    )(annotated(evaluate, dg.SensorEvaluationContext, dg.SensorResult))
 
 
 def _load_cursor(text: str | None) -> dict[str, Any]:

@@ -31,7 +31,10 @@ DAY_SOURCE = (
     "timestamp_seconds(unix_seconds(TIMESTAMP '{start}') + id * 3600) AS ts, "
     "'%s' AS tag FROM range(24 * datediff(DATE '{end_date}', DATE '{start_date}'))"
 )
-ROWS_SOURCE = "sql:SELECT CAST(id AS BIGINT) AS id, TIMESTAMP '2026-01-01 00:00:00' AS ts, 'x' AS tag FROM range(%d)"
+ROWS_SOURCE = (
+    "sql:SELECT CAST(id AS BIGINT) AS id, TIMESTAMP '2026-01-01 00:00:00' AS ts, 'x' AS tag "
+    "FROM range(%d)"
+)
 
 
 def _events(**kwargs: Any) -> dg.AssetsDefinition:

@@ -115,6 +115,19 @@ def test_sensor_filters_and_missing_tables(
     assert result.asset_events == []
 
 
+def test_one_run_per_poll(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    _table(catalog)
+    sensor = iceberg_snapshot_sensor([TABLE], target=JOB, one_run_per_poll=True)
+    cursor = _tick(sensor, lake, instance, None).cursor
+    ids = [_commit(catalog, 1) for _ in range(3)]
+    result = _tick(sensor, lake, instance, cursor)
+    assert [r.run_key for r in result.run_requests] == [f"{TABLE}@{ids[-1]}"]
+    assert result.run_requests[0].tags["icewright/snapshot_ids"] == ",".join(map(str, ids))
+    assert len(result.asset_events) == 3
+
+
 def test_sensor_rejects_unknown_operations() -> None:
     from icewright.errors import ValidationError
 

@@ -94,13 +94,17 @@ def _key(key: dg.AssetKey | str | Sequence[str] | None, default: dg.AssetKey) ->
 class _Step:
     """The parts one asset step uses: resource, catalog, runner, commit key."""
 
-    def __init__(self, context: dg.AssetExecutionContext, resource_key: str) -> None:
+    def __init__(
+        self, context: dg.AssetExecutionContext, resource_key: str, *, partitioned: bool = False
+    ) -> None:
         self.context = context
         resource: IcebergResource = getattr(context.resources, resource_key)
         self.resource = resource
         self.catalog: Catalog = resource.get_catalog()
         self.runner: Runner = resource.get_runner(log=context.log.info)
-        self.scope = PartitionScope.of(context)
+        # A run's partition applies to the partitioned assets only (an unpartitioned one
+        # selected into a partition run ignores it).
+        self.scope = PartitionScope.of(context) if partitioned else None
 
     def commit_key(self) -> str:
         key = run_commit_key(self.context, keys_of(self.scope))
@@ -308,7 +312,7 @@ def _write_asset(
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
 
-        step = _Step(context, resource_key)
+        step = _Step(context, resource_key, partitioned=partitions_def is not None)
         commit_key = step.commit_key()
 
         def act() -> ActionResult:

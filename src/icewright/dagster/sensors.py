@@ -53,6 +53,7 @@ def iceberg_snapshot_sensor(
     branch: str = "main",
     min_added_records: int | None = None,
     report_external: bool = True,
+    one_run_per_poll: bool = False,
     minimum_interval_seconds: int = 30,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
@@ -64,7 +65,10 @@ def iceberg_snapshot_sensor(
 
     ``operations`` (None: any), ``min_added_records`` and ``branch`` filter the
     snapshots; ``report_external`` reports snapshots made outside Dagster as runless
-    materializations of the tables' assets.
+    materializations of the tables' assets. With ``one_run_per_poll`` the new snapshots
+    a tick finds in one table give one run (run key ``<table>@<newest snapshot id>``, tag
+    ``icewright/snapshot_ids`` listing them all), for targets that refresh from the whole
+    table (an aggregate) rather than per change.
     """
     from icewright.actions.watch import SnapshotFilter
 
@@ -89,9 +93,12 @@ def iceberg_snapshot_sensor(
             except NoSuchTable:
                 context.log.info(f"{table}: no such table yet")
                 continue
+            if target is not None and found:
+                if one_run_per_poll:
+                    runs.append(_run_request(table, found[-1], found))
+                else:
+                    runs.extend(_run_request(table, s, (s,)) for s in found)
             for snapshot in found:
-                if target is not None:
-                    runs.append(_run_request(table, snapshot))
                 if report_external and not _made_by_dagster(snapshot):
                     events.append(_materialization(table, asset_key, snapshot))
         return dg.SensorResult(
@@ -176,10 +183,10 @@ def _snapshot_tags(table: str, snapshot: Snapshot) -> dict[str, str]:
     }
 
 
-def _run_request(table: str, snapshot: Snapshot) -> dg.RunRequest:
-    return dg.RunRequest(
-        run_key=f"{table}@{snapshot.snapshot_id}", tags=_snapshot_tags(table, snapshot)
-    )
+def _run_request(table: str, snapshot: Snapshot, covered: Sequence[Snapshot]) -> dg.RunRequest:
+    tags = _snapshot_tags(table, snapshot)
+    tags["icewright/snapshot_ids"] = ",".join(str(s.snapshot_id) for s in covered)
+    return dg.RunRequest(run_key=f"{table}@{snapshot.snapshot_id}", tags=tags)
 
 
 def _materialization(

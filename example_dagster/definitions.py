@@ -30,7 +30,7 @@ import dagster as dg
 # Spark job by name), however Dagster was started (-f, -m, a workspace).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from orders_data import (  # noqa: E402 - after the path is set
+from orders_data import (
     ORDERS,
     ORDERS_PARTITIONING,
     ORDERS_SCHEMA,

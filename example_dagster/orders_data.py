@@ -41,9 +41,7 @@ ORDERS_SOURCE = (
 per partition run."""
 
 REVENUE = "sales.daily_revenue"
-REVENUE_SCHEMA = (
-    "day date not null, region string, orders long not null, revenue decimal(22,2)"
-)
+REVENUE_SCHEMA = "day date not null, region string, orders long not null, revenue decimal(22,2)"
 
 
 def daily_revenue(spark: SparkSession) -> DataFrame:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.dagster import IcebergResource
 from tests.spark.conftest import spark  # noqa: F401 - the one session of the process

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+
 from icewright.dagster import IcebergResource, iceberg_append_asset
 
 TABLE = "sales.events"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import pytest
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.dagster import (
     IcebergResource,

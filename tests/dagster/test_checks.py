@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import dagster as dg
 import pyarrow as pa
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.commit import append, create_table
 from icewright.dagster import IcebergResource, iceberg_table_checks

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dagster as dg
 import yaml
 from dagster.components.testing.utils import component_defs
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.dagster import IcewrightComponent
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.dagster import IcebergResource
 from tests.dagster import reexecution_defs

@@ -9,10 +9,10 @@ import json
 from typing import Any
 from unittest import mock
 
+import dagster as dg
 import pyarrow as pa
 import pytest
 
-import dagster as dg
 from icewright.catalog import SqlCatalog
 from icewright.commit import append, create_table, expire_snapshots
 from icewright.dagster import IcebergResource, iceberg_snapshot_sensor

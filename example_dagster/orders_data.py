@@ -2,7 +2,7 @@
 
 :data:`ORDERS_SOURCE` generates a day's order events in Spark SQL from the partition's
 window (no input files, the same rows for the same day on every run), so it works
-unchanged with local Spark and on a cluster. :func:`daily_revenue` aggregates
+unchanged with local Spark and on a cluster. :func:`orders_by_day` aggregates
 ``sales.orders`` per day and region, reading it through icewright's Spark reader.
 """
 
@@ -40,11 +40,11 @@ ORDERS_SOURCE = (
 """A day's (or a range's) generated order events; ``{start}`` and the dates are filled
 per partition run."""
 
-REVENUE = "sales.daily_revenue"
+REVENUE = "sales.orders_by_day"
 REVENUE_SCHEMA = "day date not null, region string, orders long not null, revenue decimal(22,2)"
 
 
-def daily_revenue(spark: SparkSession) -> DataFrame:
+def orders_by_day(spark: SparkSession) -> DataFrame:
     """Orders and revenue per day and region, over all of ``sales.orders``."""
     from pyspark.sql import functions as F  # noqa: N812 - the usual alias
 

@@ -11,12 +11,20 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
    with corrected rows, compact, expire. Every commit is icewright's own.
 4. ``airflow dags test icewright_orders_views <date>``: publish two views over it.
 5. The trigger's events: one per batch of new data-changing snapshots.
-6. A summary of the table (snapshots, files, rows, task timings) and the ``icewright``
-   commands to look further.
+6. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
+   tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
+   next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
+   and the checks; the project's snapshot sensor, evaluated before and after both
+   pipelines, requests a ``refresh_revenue`` run for the new snapshots (Airflow's and
+   Dagster's), which runs, and reports Airflow's commits as asset materializations.
+7. A summary of the table (snapshots and who committed each, files, rows, timings) and
+   the ``icewright`` commands to look further.
 
-Running it again for the same date is safe: every commit key is already on the table,
-nothing is committed twice, and the trigger (its watermark kept under
-``$ICEWRIGHT_HOME``) announces nothing new. ``--date YYYY-MM-DD`` loads another day.
+Running it again for the same date is safe: every Airflow commit key is already on the
+table, nothing is committed twice, and the trigger (its watermark kept under
+``$ICEWRIGHT_HOME``) announces nothing new. Dagster's second launch replaces its day
+again with the same rows (a new launch commits again; the rows do not change).
+``--date YYYY-MM-DD`` loads another day.
 """
 
 from __future__ import annotations
@@ -61,6 +69,10 @@ def main() -> int:
     if not (airflow_home / "airflow.db").exists():
         steps.append(("airflow db migrate", run_airflow(["db", "migrate"], env, logs)))
 
+    from main_dagster import DagsterStage
+
+    dagster = DagsterStage(home)
+    dagster.tick()  # the sensor remembers where sales.orders stands
     watcher = Watcher()
     watcher.start()
     try:
@@ -70,7 +82,15 @@ def main() -> int:
     finally:
         watcher.stop()
 
+    next_day = (dt.date.fromisoformat(args.date) + dt.timedelta(days=1)).isoformat()
+    steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
+    start = time.monotonic()
+    tick = dagster.tick()
+    runs = dagster.launch(tick)
+    steps.append(("dagster sensor runs", time.monotonic() - start))
+
     summarize(home, airflow_home, args.date, steps, events, total=time.monotonic() - started)
+    print_dagster(next_day, tick, runs)
     return 0
 
 
@@ -192,9 +212,11 @@ def summarize(
             for key in ("added-records", "deleted-records", "total-records")
         )
         mark = "*" if current is not None and snapshot.snapshot_id == current.snapshot_id else " "
+        key = summary.get("icewright.commit-key", "")
+        by = "dagster" if key.startswith("dagster:") else "airflow" if key else "-"
         print(
             f"  {mark} {snapshot.snapshot_id:>20}  {summary.get('operation', '?'):<9} "
-            f"+{added:>7,} -{deleted:>7,}  total {total_records:>8,}"
+            f"+{added:>7,} -{deleted:>7,}  total {total_records:>8,}  by {by}"
         )
     views = catalog.list_views("sales")
     print(f"  views: {', '.join(str(v) for v in views) or 'none'}")
@@ -223,6 +245,19 @@ def summarize(
         f"wait {TABLE} --after current --timeout 60",
     ):
         print(f"  ICEWRIGHT_HOME={home} .venv/bin/icewright {command}")
+
+
+def print_dagster(day: str, tick: Any, runs: list[tuple[str, str]]) -> None:
+    """What the Dagster half did: the partition it wrote, the sensor's runs."""
+    print()
+    print("Dagster (example_dagster/definitions.py):")
+    print(f"  materialized sales/orders partition {day}, sales/orders_by_day, the view, checks")
+    if tick.external:
+        print(f"  sensor reported commits made outside Dagster: {', '.join(tick.external)}")
+    if not runs:
+        print("  sensor: no new snapshots of sales.orders")
+    for run_key, status in runs:
+        print(f"  sensor run of refresh_revenue for {run_key}: {status}")
 
 
 def task_durations(airflow_home: Path, date: str) -> list[tuple[str, float]]:

@@ -107,12 +107,15 @@ def test_sensor_filters_and_missing_tables(
     missing = _tick(sensor, lake, instance, None)
     assert missing.run_requests == []
     _table(catalog)
-    cursor = _tick(sensor, lake, instance, None).cursor
     _commit(catalog, 3)
     big = _commit(catalog, 12)
-    result = _tick(sensor, lake, instance, cursor)
+    # watched before it existed: its first snapshots are new (the filter still applies)
+    result = _tick(sensor, lake, instance, missing.cursor)
     assert [r.run_key for r in result.run_requests] == [f"{TABLE}@{big}"]
     assert result.asset_events == []
+    bigger = _commit(catalog, 20)
+    result = _tick(sensor, lake, instance, result.cursor)
+    assert [r.run_key for r in result.run_requests] == [f"{TABLE}@{bigger}"]
 
 
 def test_one_run_per_poll(

@@ -134,7 +134,7 @@ def test_example_with_the_dagster_command_and_daemon(
     assert run.status == dg.DagsterRunStatus.SUCCESS, log.read_text()[-3000:]
     assert run.tags["dagster/run_key"] == f"sales.orders@{snapshot_id}"
     assert run.tags["icewright/snapshot_id"] == str(snapshot_id)
-    revenue = catalog(env).load_table("sales.daily_revenue").metadata.current_snapshot()
+    revenue = catalog(env).load_table("sales.orders_by_day").metadata.current_snapshot()
     assert revenue.summary["operation"] == "overwrite"
     events = instance.fetch_materializations(dg.AssetKey(["sales", "orders"]), limit=50)
     external = [e for e in events.records if e.run_id == ""]

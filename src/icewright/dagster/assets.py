@@ -26,6 +26,7 @@ Exactly-once and failures: :mod:`icewright.dagster.execution`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -144,19 +145,23 @@ def _asset(
 ) -> dg.AssetsDefinition:
     if partitions_def is not None and backfill_policy is None:
         backfill_policy = dg.BackfillPolicy.single_run()
-    decorate = dg.asset(
-        key=key,
-        deps=list(deps or ()),
-        required_resource_keys={resource_key},
-        description=options.pop("description", None) or description,
-        partitions_def=partitions_def,
-        backfill_policy=backfill_policy,
-        kinds=set(options.pop("kinds", None) or KINDS),
-        **{k: v for k, v in options.items() if v is not None},
-    )
-    definition: dg.AssetsDefinition = decorate(
-        annotated(fn, dg.AssetExecutionContext, dg.MaterializeResult)
-    )
+    with warnings.catch_warnings():
+        # backfill_policy is beta in Dagster 1.13; icewright chooses it (one commit per
+        # backfill), so the warning would only tell the user about our choice
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        decorate = dg.asset(
+            key=key,
+            deps=list(deps or ()),
+            required_resource_keys={resource_key},
+            description=options.pop("description", None) or description,
+            partitions_def=partitions_def,
+            backfill_policy=backfill_policy,
+            kinds=set(options.pop("kinds", None) or KINDS),
+            **{k: v for k, v in options.items() if v is not None},
+        )
+        definition: dg.AssetsDefinition = decorate(
+            annotated(fn, dg.AssetExecutionContext, dg.MaterializeResult)
+        )
     return definition
 
 

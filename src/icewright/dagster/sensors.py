@@ -18,7 +18,8 @@ The cursor is JSON: per table, the watermark (snapshot id, sequence number, time
 the metadata location last read. Watermarks survive snapshot expiry (a watermark
 that left the branch orders by sequence number, see :mod:`icewright.actions.watch`)
 and daemon restarts (the cursor is stored by Dagster). A table seen for the first time
-starts at its current snapshot: its history is not announced.
+starts at its current snapshot: its history is not announced (a table that does not
+exist yet when first polled has every snapshot announced once it appears).
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def iceberg_snapshot_sensor(
             try:
                 found = _poll(catalog, table, branch, snapshot_filter, cursor)
             except NoSuchTable:
+                # Watched before it exists: its first snapshots will all be new.
                 context.log.info(f"{table}: no such table yet")
+                cursor.setdefault(table, {"watermark": None, "location": None})
                 continue
             if target is not None and found:
                 if one_run_per_poll:

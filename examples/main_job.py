@@ -10,20 +10,22 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
    batches of generated order events (200,000 rows over several days), replace one day
    with corrected rows, compact, expire. Every commit is icewright's own.
 4. ``airflow dags test icewright_orders_views <date>``: publish two views over it.
-5. The trigger's events: one per batch of new data-changing snapshots.
-6. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
+5. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
    tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
    next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
    and the checks; the project's snapshot sensor, evaluated before and after both
    pipelines, requests a ``refresh_revenue`` run for the new snapshots (Airflow's and
    Dagster's), which runs, and reports Airflow's commits as asset materializations.
+6. The trigger's events (it watched both pipelines): one per batch of new data-changing
+   snapshots.
 7. A summary of the table (snapshots and who committed each, files, rows, timings) and
    the ``icewright`` commands to look further.
 
 Running it again for the same date is safe: every Airflow commit key is already on the
-table, nothing is committed twice, and the trigger (its watermark kept under
-``$ICEWRIGHT_HOME``) announces nothing new. Dagster's second launch replaces its day
-again with the same rows (a new launch commits again; the rows do not change).
+table, so Airflow commits nothing twice; Dagster's second launch replaces its day again
+with the same rows (a new launch commits again; the rows do not change), and that one
+snapshot is all the trigger (its watermark kept under ``$ICEWRIGHT_HOME``) and the sensor
+announce.
 ``--date YYYY-MM-DD`` loads another day.
 """
 
@@ -73,17 +75,17 @@ def main() -> int:
 
     dagster = DagsterStage(home)
     dagster.tick()  # the sensor remembers where sales.orders stands
+    next_day = (dt.date.fromisoformat(args.date) + dt.timedelta(days=1)).isoformat()
     watcher = Watcher()
     watcher.start()
     try:
         for dag_id in ("icewright_nightly_orders", "icewright_orders_views"):
             steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
+        steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
         events = watcher.settle(quiet_seconds=8.0)
     finally:
         watcher.stop()
 
-    next_day = (dt.date.fromisoformat(args.date) + dt.timedelta(days=1)).isoformat()
-    steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
     start = time.monotonic()
     tick = dagster.tick()
     runs = dagster.launch(tick)

@@ -281,3 +281,45 @@ def test_a_partitioned_asset_needs_its_column() -> None:
         iceberg_append_asset(TABLE, ROWS_SOURCE % 1, partitions_def=DAILY)
     with pytest.raises(ValidationError, match="give schema"):
         iceberg_append_asset(TABLE, ROWS_SOURCE % 1, partition_by="day(ts)")
+
+
+def test_static_partitions_replace_their_keys(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    regions = dg.StaticPartitionsDefinition(["emea", "amer", "o'hare"])
+    asset = iceberg_replace_asset(
+        "sales.by_region",
+        "sql:SELECT CAST(id AS BIGINT) AS id, '{partition_key}' AS region, '%s' AS tag "
+        "FROM range(3)",
+        partitions_def=regions,
+        partition_column="region",
+        schema="id long not null, region string, tag string",
+        partition_by="region",
+    )
+    for key in ("emea", "amer"):
+        assert _materialize([asset], lake, instance, partition_key=key).success
+    table = catalog.load_table("sales.by_region")
+    assert table.metadata.current_snapshot().summary["total-records"] == "6"
+    assert _materialize([asset], lake, instance, partition_key="emea").success
+    snapshot = table.refresh().metadata.current_snapshot()
+    assert (snapshot.summary["deleted-records"], snapshot.summary["total-records"]) == ("3", "6")
+
+
+def test_secrets_stay_out_of_run_config_and_events(
+    tmp_path: Path, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "s3cr3t-Key-1234567890"
+    monkeypatch.setenv("ICEWRIGHT_TEST_SECRET", secret)
+    lake = IcebergResource(
+        catalog_uri=f"sqlite:///{tmp_path}/catalog.db",
+        warehouse=str(tmp_path / "warehouse"),
+        s3_secret_access_key=dg.EnvVar("ICEWRIGHT_TEST_SECRET"),
+    )
+    asset = iceberg_append_asset(TABLE, ROWS_SOURCE % 2, schema=SCHEMA)
+    result = _materialize([asset], lake, instance)
+    assert result.success
+    assert secret not in repr(lake)
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and secret not in str(run.run_config)
+    logs = instance.all_logs(result.run_id)
+    assert logs and not any(secret in str(record) for record in logs)

@@ -140,6 +140,11 @@ def test_example_with_the_dagster_command_and_daemon(
     external = [e for e in events.records if e.run_id == ""]
     assert len(external) == 1  # the outside commit, reported by the sensor
 
+    # the maintenance job, as its schedule would run it
+    out = dagster(env, "job", "execute", "-f", str(DEFINITIONS), "-j", "iceberg_maintenance")
+    assert "RUN_SUCCESS" in out
+    assert "maintain_sales_orders" in out and "maintain_sales_orders_by_day" in out
+
     # every reader sees the same rows
     orders = catalog(env).load_table("sales.orders")
     from icewright.scan import plan_files
@@ -154,12 +159,17 @@ def test_example_with_the_dagster_command_and_daemon(
         uri=f"sqlite:///{home / 'catalog.db'}",
         warehouse=f"file://{home / 'warehouse'}",
     )
-    assert py.load_table("sales.orders").scan().to_arrow().num_rows == expected
+    arrow = py.load_table("sales.orders").scan().to_arrow()
+    total = sum(arrow.column("amount").to_pylist())
+    ids = arrow.column("order_id").to_pylist()
+    assert len(ids) == expected and len(set(ids)) == expected
     path = orders.metadata_location.removeprefix("file://")
-    duck = duckdb_iceberg.execute(f"SELECT count(*) FROM iceberg_scan('{path}')").fetchone()
-    assert duck == (expected,)
-    java = iceberg_java.query("SELECT count(*), sum(amount) FROM orders", {"orders": path})
-    assert java.rows[0][0] == expected
+    summary = "SELECT count(*), sum(amount), count(DISTINCT order_id), max(ts) FROM "
+    duck = duckdb_iceberg.execute(summary + f"iceberg_scan('{path}')").fetchone()
+    java = iceberg_java.query(summary + "orders", {"orders": path}).rows[0]
+    assert duck[:3] == (expected, total, expected)
+    assert tuple(java[:3]) == (expected, total, expected)
+    assert duck[3] == java[3] == max(arrow.column("ts").to_pylist())
 
 
 def _instance(env: dict[str, str]) -> dg.DagsterInstance:

@@ -123,6 +123,9 @@ class _Step:
             f"{result.table}: {verb} snapshot {result.snapshot_id} ({result.operation}, "
             f"+{result.records_added} / -{result.records_removed} rows)"
         )
+        if result.timings:
+            phases = ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
+            self.context.log.info(f"{result.table}: {phases}")
         if on_result is not None:
             on_result(self.context, result)
         loaded = self.catalog.load_table(table)

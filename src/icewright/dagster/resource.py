@@ -1,7 +1,8 @@
 """``IcebergResource``: which catalog the assets work on and where their Spark jobs run.
 
 It holds the same configuration as the Airflow ``icewright`` connection and the
-command's ``--config`` file: catalog properties (what
+command's ``--config`` file (which ``config_file`` reads, the fields on top): catalog
+properties (what
 :func:`icewright.catalog.load_catalog` takes) and ``spark-submit`` settings
 (:class:`icewright.runners.settings.SparkSubmitSettings`)::
 
@@ -33,6 +34,7 @@ from icewright.errors import ValidationError
 if TYPE_CHECKING:
     from icewright.catalog import Catalog
     from icewright.runners.base import Runner
+    from icewright.text.config import IcewrightConfig
 
 __all__ = ["IcebergResource", "SparkConfig"]
 
@@ -62,6 +64,9 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     docstring). ``properties`` takes any further catalog property (``s3.*``, ``glue.*``,
     ``client.*``); the named fields override them."""
 
+    config_file: str | None = Field(
+        default=None, description="an icewright config file ([catalog], [spark]), as --config"
+    )
     catalog_uri: str | None = Field(
         default=None,
         description="sqlite:///..., postgresql+psycopg://..., a warehouse path, s3://, glue://",
@@ -82,7 +87,8 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     def catalog_properties(self) -> dict[str, str]:
         """The catalog configuration as :func:`icewright.catalog.load_catalog` takes it
         (empty: the embedded default)."""
-        props = {str(k): str(v) for k, v in self.properties.items()}
+        props = dict(self._file().catalog)
+        props.update({str(k): str(v) for k, v in self.properties.items()})
         named = {
             "type": self.catalog_type,
             "uri": self.catalog_uri,
@@ -121,7 +127,9 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         """Where the Spark jobs run: in-process local Spark, or ``spark-submit`` to
         ``spark.master`` (its output lines go to ``log``)."""
         spark = self.spark
-        if not spark.master:
+        file = self._file()
+        master = spark.master or file.spark_master
+        if not master:
             from icewright.runners.local import LocalRunner
 
             return LocalRunner()
@@ -129,7 +137,7 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
 
         settings: dict[str, Any] = {
             "deploy_mode": spark.deploy_mode,
-            "conf": dict(spark.conf) or None,
+            "conf": {**file.spark_conf, **spark.conf} or None,
             "packages": tuple(spark.packages) or None,
             "driver_memory": spark.driver_memory,
             "executor_memory": spark.executor_memory,
@@ -138,9 +146,14 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             "icewright_installed": spark.icewright_installed or None,
         }
         try:
-            return submit_runner(spark.master, log=log, **settings)
+            return submit_runner(master, log=log, **settings)
         except TypeError as e:  # a setting the runner does not take
             raise ValidationError(f"spark settings: {e}") from None
+
+    def _file(self) -> IcewrightConfig:
+        from icewright.text.config import IcewrightConfig
+
+        return IcewrightConfig.load(self.config_file) if self.config_file else IcewrightConfig()
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         """Close the catalog's connections at the end of the step."""

@@ -136,3 +136,30 @@ def test_sensor_rejects_unknown_operations() -> None:
 
     with pytest.raises(ValidationError, match="operations"):
         iceberg_snapshot_sensor([TABLE], operations=["appnd"])
+
+
+def test_outside_commits_drive_automation_conditions(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    """A table written outside Dagster, declared as an external asset: the sensor's
+    runless materializations make an eager downstream asset due."""
+    table = dg.AssetSpec(["sales", "orders"])
+
+    @dg.asset(deps=[table], automation_condition=dg.AutomationCondition.eager())
+    def report() -> None:
+        """Rebuilt whenever sales.orders changes."""
+
+    defs = dg.Definitions(assets=[table, report])
+    _table(catalog)
+    sensor = iceberg_snapshot_sensor([TABLE])  # no target: asset events only
+    cursor = _tick(sensor, lake, instance, None).cursor
+    first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    assert first.total_requested == 0
+
+    _commit(catalog, 4)
+    tick = _tick(sensor, lake, instance, cursor)
+    assert tick.run_requests == [] and len(tick.asset_events) == 1
+    for event in tick.asset_events:  # what the daemon does with a tick's asset events
+        instance.report_runless_asset_event(event)
+    second = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert second.get_requested_partitions(dg.AssetKey("report")) == {None}

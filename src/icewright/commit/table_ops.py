@@ -41,6 +41,7 @@ from icewright.spec.partitioning import (
     PartitionSpec,
     build_partition_spec,
 )
+from icewright.spec.properties import check_properties
 from icewright.spec.schema import Schema, check_format_version, reassign_ids
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
@@ -145,6 +146,7 @@ def create_or_replace_table(  # noqa: PLR0917 - same order as create_table
     ``format_version`` defaults to 2 for a new table and to the current version for a
     replaced one (which can only be upgraded). ``location`` defaults to the current one.
     """
+    check_properties(properties)
     ident = Identifier.parse(identifier)
     try:
         table = catalog.load_table(ident)

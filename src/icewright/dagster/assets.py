@@ -374,6 +374,7 @@ def _declaration(
                 "partition_by, sort_by and properties declare a table: give schema"
             )
         return None
+    from icewright.spec.properties import check_properties
     from icewright.text.declaration import (
         parse_order,
         parse_partitioning,
@@ -381,11 +382,13 @@ def _declaration(
         parse_schema,
     )
 
+    props = parse_properties(properties)
+    check_properties(props)
     return {
         "schema": parse_schema(schema),
         "partition_by": parse_partitioning(partition_by),
         "sort_by": parse_order(sort_by),
-        "properties": parse_properties(properties),
+        "properties": props,
     }
 
 

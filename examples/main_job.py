@@ -10,13 +10,23 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
    batches of generated order events (200,000 rows over several days), replace one day
    with corrected rows, compact, expire. Every commit is icewright's own.
 4. ``airflow dags test icewright_orders_views <date>``: publish two views over it.
-5. The trigger's events: one per batch of new data-changing snapshots.
-6. A summary of the table (snapshots, files, rows, task timings) and the ``icewright``
-   commands to look further.
+5. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
+   tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
+   next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
+   and the checks; the project's snapshot sensor, evaluated before and after both
+   pipelines, requests a ``refresh_revenue`` run for the new snapshots (Airflow's and
+   Dagster's), which runs, and reports Airflow's commits as asset materializations.
+6. The trigger's events (it watched both pipelines): one per batch of new data-changing
+   snapshots.
+7. A summary of the table (snapshots and who committed each, files, rows, timings) and
+   the ``icewright`` commands to look further.
 
-Running it again for the same date is safe: every commit key is already on the table,
-nothing is committed twice, and the trigger (its watermark kept under
-``$ICEWRIGHT_HOME``) announces nothing new. ``--date YYYY-MM-DD`` loads another day.
+Running it again for the same date is safe: every Airflow commit key is already on the
+table, so Airflow commits nothing twice; Dagster's second launch replaces its day again
+with the same rows (a new launch commits again; the rows do not change), and that one
+snapshot is all the trigger (its watermark kept under ``$ICEWRIGHT_HOME``) and the sensor
+announce.
+``--date YYYY-MM-DD`` loads another day.
 """
 
 from __future__ import annotations
@@ -61,16 +71,28 @@ def main() -> int:
     if not (airflow_home / "airflow.db").exists():
         steps.append(("airflow db migrate", run_airflow(["db", "migrate"], env, logs)))
 
+    from main_dagster import DagsterStage
+
+    dagster = DagsterStage(home)
+    dagster.tick()  # the sensor remembers where sales.orders stands
+    next_day = (dt.date.fromisoformat(args.date) + dt.timedelta(days=1)).isoformat()
     watcher = Watcher()
     watcher.start()
     try:
         for dag_id in ("icewright_nightly_orders", "icewright_orders_views"):
             steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
+        steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
         events = watcher.settle(quiet_seconds=8.0)
     finally:
         watcher.stop()
 
+    start = time.monotonic()
+    tick = dagster.tick()
+    runs = dagster.launch(tick)
+    steps.append(("dagster sensor runs", time.monotonic() - start))
+
     summarize(home, airflow_home, args.date, steps, events, total=time.monotonic() - started)
+    print_dagster(next_day, tick, runs)
     return 0
 
 
@@ -192,9 +214,11 @@ def summarize(
             for key in ("added-records", "deleted-records", "total-records")
         )
         mark = "*" if current is not None and snapshot.snapshot_id == current.snapshot_id else " "
+        key = summary.get("icewright.commit-key", "")
+        by = "dagster" if key.startswith("dagster:") else "airflow" if key else "-"
         print(
             f"  {mark} {snapshot.snapshot_id:>20}  {summary.get('operation', '?'):<9} "
-            f"+{added:>7,} -{deleted:>7,}  total {total_records:>8,}"
+            f"+{added:>7,} -{deleted:>7,}  total {total_records:>8,}  by {by}"
         )
     views = catalog.list_views("sales")
     print(f"  views: {', '.join(str(v) for v in views) or 'none'}")
@@ -223,6 +247,19 @@ def summarize(
         f"wait {TABLE} --after current --timeout 60",
     ):
         print(f"  ICEWRIGHT_HOME={home} .venv/bin/icewright {command}")
+
+
+def print_dagster(day: str, tick: Any, runs: list[tuple[str, str]]) -> None:
+    """What the Dagster half did: the partition it wrote, the sensor's runs."""
+    print()
+    print("Dagster (example_dagster/definitions.py):")
+    print(f"  materialized sales/orders partition {day}, sales/orders_by_day, the view, checks")
+    if tick.external:
+        print(f"  sensor reported commits made outside Dagster: {', '.join(tick.external)}")
+    if not runs:
+        print("  sensor: no new snapshots of sales.orders")
+    for run_key, status in runs:
+        print(f"  sensor run of refresh_revenue for {run_key}: {status}")
 
 
 def task_durations(airflow_home: Path, date: str) -> list[tuple[str, float]]:

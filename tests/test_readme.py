@@ -53,10 +53,10 @@ def run_main(home: Path) -> str:
 def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     home = tmp_path / "home"
     first = run_main(home)
-    assert "rows 200,000" in first
-    assert "views: sales.confirmed_orders, sales.daily_revenue" in first
+    assert "rows 220,000" in first  # Airflow's 200,000 and Dagster's day of 20,000
+    assert "views: sales.confirmed_orders, sales.daily_revenue, sales.revenue_by_region" in first
     fired = re.findall(r"fired for (\d+) new snapshot", first)
-    assert fired and sum(int(n) for n in fired) == 3  # two appends and the replace
+    assert fired and sum(int(n) for n in fired) == 4  # two appends, the replace, Dagster's
     assert ".venv/bin/icewright snapshots sales.orders" in first
 
     from pyiceberg.catalog.sql import SqlCatalog
@@ -66,15 +66,28 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     )
     table = catalog.load_table("sales.orders")
     snapshots = [s.snapshot_id for s in table.snapshots()]
-    assert table.scan().to_arrow().num_rows == 200_000
-    assert [s.summary.operation.value for s in table.snapshots()] == [
-        "append",
-        "append",
-        "overwrite",
-        "replace",
+    assert table.scan().to_arrow().num_rows == 220_000
+    by = [
+        (s.summary.operation.value, s.summary.get("icewright.commit-key", "")[:8])
+        for s in table.snapshots()
     ]
+    assert [op for op, _ in by] == ["append", "append", "overwrite", "replace", "append"]
+    assert [key == "dagster:" for _, key in by] == [False] * 4 + [True]
+    # the sensor saw Airflow's three data commits and Dagster's, and started one run
+    assert first.count("sensor run of refresh_revenue for sales.orders@") == 1
+    assert f"sales.orders@{snapshots[-1]}: success" in first
+    assert (
+        "sensor reported commits made outside Dagster: " + ", ".join(str(s) for s in snapshots[:3])
+        in first
+    )
+    assert catalog.load_table("sales.orders_by_day").scan().to_arrow().num_rows > 0
 
     second = run_main(home)
-    assert "no new snapshots announced" in second
     table = catalog.load_table("sales.orders")
-    assert [s.snapshot_id for s in table.snapshots()] == snapshots
+    after = [s.snapshot_id for s in table.snapshots()]
+    assert after[:-1] == snapshots  # Airflow committed nothing; Dagster replaced its day
+    fired = re.findall(r"fired for (\d+) new snapshot\(s\): (\d+)", second)
+    assert fired == [("1", str(after[-1]))]
+    assert table.snapshots()[-1].summary["deleted-records"] == "20000"
+    assert table.scan().to_arrow().num_rows == 220_000
+    assert f"sales.orders@{after[-1]}: success" in second

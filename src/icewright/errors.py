@@ -102,3 +102,9 @@ retry). :class:`NoSuchFile` is not one of them: a file that metadata refers to a
 is missing may belong to a base that moved on (the commit engine retries those) or have
 a cause nobody knows, and neither is a reason to give up on, or delete, written data. A
 missing *source* is reported as a :class:`ValidationError`."""
+
+
+def one_line(error: BaseException) -> str:
+    """``<ErrorClass>: <message>`` on one line (what an orchestrator shows for a failure)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text}"

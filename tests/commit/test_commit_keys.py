@@ -8,6 +8,7 @@ by pyiceberg where the catalog is one it opens (SQLite).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from pathlib import Path
@@ -32,8 +33,11 @@ from icewright.commit.properties import UpdateProperties
 from icewright.commit.refs import ManageSnapshots
 from icewright.commit.rewrite import rewrite_files
 from icewright.commit.table_ops import create_table
+from icewright.commit.update import PendingUpdate, commit_updates
 from icewright.manifest.data_file import DataFile
 from icewright.scan import plan_files
+from icewright.spec.documents import StringMap
+from icewright.spec.table_metadata import TableMetadata
 from tests.catalog.conftest import CATALOG_KINDS, make_catalog
 from tests.commit.conftest import SCHEMA
 
@@ -142,11 +146,25 @@ def test_recording_a_key_again_moves_it_to_the_newest() -> None:
     assert digests == [commit_keys.digest("a"), commit_keys.digest("c")]
 
 
+class _RawProperties(PendingUpdate):
+    """Sets properties without icewright's checks, as another engine would."""
+
+    def __init__(self, properties: dict[str, str]) -> None:
+        self._properties = properties
+
+    def apply(self, base: TableMetadata) -> TableMetadata:
+        return dataclasses.replace(
+            base, properties=StringMap({**base.properties, **self._properties})
+        )
+
+
 def test_malformed_record_and_settings_never_stop_a_commit(tmp_path: Path) -> None:
     catalog = make_catalog("sqlite", None, tmp_path)  # type: ignore[arg-type]
     catalog.create_namespace("db")
     table = create_table(catalog, "db.t", SCHEMA)
-    UpdateProperties(table).set(COMMIT_KEYS, "garbage x:y:z ::").set(MAX_COUNT, "abc").commit()
+    UpdateProperties(table).set(COMMIT_KEYS, "garbage x:y:z ::").commit()
+    # an invalid bound, written by an engine that does not check it (icewright refuses it)
+    commit_updates(table.refresh(), [_RawProperties({MAX_COUNT: "abc"})])
     result = fast_append(table.refresh(), _files(table, 0), commit_key="K")
     assert result.committed
     meta = table.refresh().metadata

@@ -194,8 +194,9 @@ def test_retry_policy_reads_table_properties() -> None:
     )
     assert policy.num_retries == 2 and policy.min_wait_ms == 5
     assert 5 <= policy.backoff_ms(3) <= 20
-    with pytest.raises(ValidationError, match="whole number"):
-        RetryPolicy.from_properties({"commit.retry.num-retries": "many"})
+    # invalid values (another engine wrote them) mean the defaults: never a failed commit
+    lenient = RetryPolicy.from_properties({"commit.retry.num-retries": "many"})
+    assert lenient.num_retries == RetryPolicy().num_retries
     calls: list[int] = []
 
     def attempt(n: int) -> str:

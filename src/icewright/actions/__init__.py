@@ -27,6 +27,8 @@ from icewright.lazy import lazy_exports
 if TYPE_CHECKING:
     from icewright.actions.append import append
     from icewright.actions.create import create
+    from icewright.actions.ensure import EnsureResult, ensure_table
+    from icewright.actions.health import TableHealth, table_health
     from icewright.actions.maintenance import expire, remove_orphan_files
     from icewright.actions.replace import replace
     from icewright.actions.results import (
@@ -56,6 +58,10 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "append": "append",
     "create": "create",
+    "ensure_table": "ensure",
+    "EnsureResult": "ensure",
+    "table_health": "health",
+    "TableHealth": "health",
     "expire": "maintenance",
     "remove_orphan_files": "maintenance",
     "replace": "replace",
@@ -83,6 +89,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "DEFAULT_OPERATIONS",
     "ActionResult",
+    "EnsureResult",
     "GroupFailure",
     "LocalRunner",
     "PollResult",
@@ -92,11 +99,13 @@ __all__ = [
     "SnapshotWatch",
     "SparkSubmitRunner",
     "SparkSubmitSettings",
+    "TableHealth",
     "ViewResult",
     "WaitResult",
     "Watermark",
     "append",
     "create",
+    "ensure_table",
     "expire",
     "new_snapshots",
     "publish_view",
@@ -104,6 +113,7 @@ __all__ = [
     "replace",
     "rewrite",
     "snapshot_record",
+    "table_health",
     "wait_for_snapshot",
 ]
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source
 
-__all__ = ["plan_copy_on_write", "replace"]
+__all__ = ["check_rows_match", "plan_copy_on_write", "replace"]
 
 
 def replace(
@@ -36,6 +37,7 @@ def replace(
     catalog: CatalogLike = None,
     where: Expression | str | None = None,
     dynamic_partitions: bool = False,
+    rows_must_match: bool = False,
     branch: str = "main",
     commit_key: str | None = None,
     runner: Runner | None = None,
@@ -55,11 +57,18 @@ def replace(
       (``replace_partitions``; conflicting data or deletes committed since the snapshot
       read fail the commit). An empty source commits nothing.
 
+    With ``rows_must_match`` (and ``where``) the new rows must all match ``where``, as
+    their files' column metrics prove: a replace of one partition (an orchestrator's
+    partition run) then cannot write rows into another. A file that may hold other rows
+    fails the call with :class:`ValidationError`, its files deleted, nothing committed.
+
     ``where`` is checked before any job runs: an unknown column raises
     :class:`ValidationError` and nothing changes.
     """
     if where is not None and dynamic_partitions:
         raise ValidationError("pass where or dynamic_partitions=True, not both")
+    if rows_must_match and where is None:
+        raise ValidationError("rows_must_match needs where (the rows the new rows must match)")
     timer = Timer()
     current = load(table, catalog)
     jobs = runner_or_default(runner)
@@ -109,6 +118,10 @@ def replace(
         from icewright.commit import OverwriteFiles, replace_partitions
         from icewright.expressions import ALWAYS_TRUE
 
+        if rows_must_match:
+            assert condition is not None
+            check_rows_match(current, written.data_files, condition, where)
+
         if dynamic_partitions:
             return replace_partitions(
                 current,
@@ -143,6 +156,23 @@ def replace(
     with timer.phase("commit"):
         result = commit_written(current.io, files, commit, forget=forget)
     return ActionResult.from_commit(result, timer.done())
+
+
+def check_rows_match(
+    table: Table, files: Sequence[DataFile], condition: Expression, where: object
+) -> None:
+    """Raise :class:`ValidationError` unless the metrics of every file in ``files`` prove
+    that all its rows match the bound ``condition``."""
+    from icewright.expressions import StrictMetricsEvaluator
+
+    strict = StrictMetricsEvaluator(table.metadata.schema(), condition)
+    outside = [f for f in files if not strict.eval(f)]
+    if outside:
+        raise ValidationError(
+            f"{len(outside)} of {len(files)} new data files may hold rows outside {where!r} "
+            f"(e.g. {outside[0].file_path}): the source must only give rows of the "
+            "partition(s) being replaced; nothing was committed"
+        )
 
 
 def plan_copy_on_write(

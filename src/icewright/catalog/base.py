@@ -43,6 +43,7 @@ from icewright.io import S3_SCHEMES, FileIO, load_file_io
 from icewright.io.base import uri_scheme
 from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from icewright.spec.properties import check_properties as check_table_properties
 from icewright.spec.schema import Schema
 from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
 from icewright.spec.table_metadata import TableMetadata
@@ -276,6 +277,7 @@ class Catalog(ABC):
         ``TableAlreadyExists`` if a table or view has the name.
         """
         ident = Identifier.parse(identifier)
+        check_table_properties(properties)  # values icewright interprets, before any change
         self._require_namespace(ident.namespace)
         target = self._table_location(ident, location)
         metadata = new_table_metadata(

@@ -26,6 +26,7 @@ from typing import Any
 
 from icewright.errors import InvalidMetadata, NoSuchFile, UnsupportedFormatVersion, ValidationError
 from icewright.io import FileIO
+from icewright.spec.properties import read_property
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.view_metadata import ViewMetadata
 
@@ -104,7 +105,7 @@ def metadata_dir(table_location: str, properties: Mapping[str, str]) -> str:
 
 
 def _extension(properties: Mapping[str, str]) -> str:
-    codec = properties.get(METADATA_COMPRESSION, "none").lower()
+    codec = str(read_property(properties, METADATA_COMPRESSION))
     if codec in ("none", ""):
         return ".metadata.json"
     if codec == "gzip":

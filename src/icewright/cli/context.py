@@ -13,17 +13,15 @@ print. Built lazily, so verbs that need no Spark never start a JVM.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
-from icewright.errors import NamespaceAlreadyExists, ValidationError
+from icewright.errors import NamespaceAlreadyExists
 from icewright.runners.local import LocalRunner
 from icewright.runners.submit import submit_runner
+from icewright.text.config import IcewrightConfig, read_config
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,35 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["MASTER_ENV", "Context", "read_config"]
 
 MASTER_ENV = "ICEWRIGHT_SPARK_MASTER"
-
-
-def read_config(path: str) -> dict[str, Any]:
-    """The parsed ``--config`` file (TOML, or JSON when it ends in ``.json`` or starts
-    with ``{``)."""
-    file = Path(path).expanduser()
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ValidationError(f"cannot read the config file {str(file)!r}: {e.strerror}") from None
-    try:
-        if file.suffix.lower() == ".json" or text.lstrip().startswith("{"):
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ValidationError(f"the config file {str(file)!r} does not parse: {e}") from None
-    if not isinstance(data, dict):
-        raise ValidationError(f"the config file {str(file)!r} must hold a table/object")
-    return data
-
-
-def _strings(table: Mapping[str, Any], where: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in table.items():
-        if isinstance(value, dict | list):
-            raise ValidationError(f"{where}: {key!r} must be a plain value, not a table or list")
-        out[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
-    return out
 
 
 class Context:
@@ -86,22 +55,10 @@ class Context:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self._catalog_uri = catalog
-        data = read_config(config) if config else {}
-        section = data.get("catalog", data)
-        if not isinstance(section, dict):
-            raise ValidationError("the config file's [catalog] must be a table")
-        self._catalog_props = _strings(
-            {k: v for k, v in section.items() if not (section is data and k == "spark")},
-            "config [catalog]",
-        )
-        spark = data.get("spark", {})
-        if not isinstance(spark, dict):
-            raise ValidationError("the config file's [spark] must be a table")
-        self.spark_conf = {
-            **_strings(spark.get("conf", {}) or {}, "config [spark.conf]"),
-            **(spark_conf or {}),
-        }
-        self.master = master or os.environ.get(MASTER_ENV) or spark.get("master") or None
+        settings = IcewrightConfig.load(config) if config else IcewrightConfig()
+        self._catalog_props = dict(settings.catalog)
+        self.spark_conf = {**settings.spark_conf, **(spark_conf or {})}
+        self.master = master or os.environ.get(MASTER_ENV) or settings.spark_master or None
         self.deploy_mode = deploy_mode
         self._catalog: Catalog | None = None
         self._runner: Runner | None = None

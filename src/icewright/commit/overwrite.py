@@ -48,6 +48,7 @@ from icewright.expressions import (
     strict_projection,
 )
 from icewright.manifest.data_file import DataFile, FileContent
+from icewright.spec.properties import read_property
 from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
@@ -99,15 +100,8 @@ def isolation_level_for(properties: Mapping[str, str], command: str = "update") 
     key = _COMMANDS.get(command)
     if key is None:
         raise ValidationError(f"unknown command {command!r}: use 'delete', 'update' or 'merge'")
-    value = properties.get(key)
-    if value is None:
-        return IsolationLevel.SERIALIZABLE
-    try:
-        return IsolationLevel.parse(value)
-    except ValidationError:
-        raise ValidationError(
-            f"table property {key}={value!r} must be 'serializable' or 'snapshot'"
-        ) from None
+    value = read_property(properties, key)  # invalid: the default, with a warning
+    return IsolationLevel.SERIALIZABLE if value is None else IsolationLevel.parse(value)
 
 
 class OverwriteFiles(MergingSnapshotProducer):

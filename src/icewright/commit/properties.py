@@ -21,6 +21,7 @@ from icewright.manifest.metrics import MetricsConfig
 from icewright.spec.documents import (
     StringMap,
 )
+from icewright.spec.properties import check_property
 from icewright.spec.table_metadata import (
     RESERVED_PROPERTIES,
     SUPPORTED_WRITE_FORMAT_VERSIONS,
@@ -95,6 +96,7 @@ class UpdateProperties(PendingUpdate):
                 f"table property {key!r} must be a string, got {type(value).__name__} "
                 f"{value!r}; write numbers and booleans as text ('8', 'true')"
             )
+        check_property(key, value)
         if key in self._removals:
             raise ValidationError(f"cannot both remove and set table property {key!r}")
         self._updates[key] = value

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from icewright.errors import CommitFailed, ValidationError
+from icewright.errors import CommitFailed
+from icewright.spec.properties import read_property
 
 T = TypeVar("T")
 
@@ -33,25 +34,14 @@ class RetryPolicy:
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> RetryPolicy:
-        def read(key: str, default: int) -> int:
-            raw = properties.get(key)
-            if raw is None:
-                return default
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValidationError(
-                    f"table property {key}={raw!r} must be a whole number"
-                ) from None
-            if value < 0:
-                raise ValidationError(f"table property {key}={raw!r} must not be negative")
-            return value
-
+        """The table's policy; an invalid value (another engine wrote it) is replaced by
+        the default with a warning, so that the table can still be committed to, and
+        repaired (:mod:`icewright.spec.properties`)."""
         return cls(
-            num_retries=read(NUM_RETRIES, DEFAULT.num_retries),
-            min_wait_ms=read(MIN_WAIT_MS, DEFAULT.min_wait_ms),
-            max_wait_ms=read(MAX_WAIT_MS, DEFAULT.max_wait_ms),
-            total_timeout_ms=read(TOTAL_TIMEOUT_MS, DEFAULT.total_timeout_ms),
+            num_retries=read_property(properties, NUM_RETRIES),
+            min_wait_ms=read_property(properties, MIN_WAIT_MS),
+            max_wait_ms=read_property(properties, MAX_WAIT_MS),
+            total_timeout_ms=read_property(properties, TOTAL_TIMEOUT_MS),
         )
 
     def backoff_ms(self, attempt: int) -> float:

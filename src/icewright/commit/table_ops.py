@@ -41,6 +41,7 @@ from icewright.spec.partitioning import (
     PartitionSpec,
     build_partition_spec,
 )
+from icewright.spec.properties import check_properties
 from icewright.spec.schema import Schema, check_format_version, reassign_ids
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
@@ -62,7 +63,9 @@ __all__ = [
     "create_or_replace_table",
     "create_table",
     "drop_table",
+    "order_of",
     "register_table",
+    "spec_of",
 ]
 
 SpecLike = PartitionSpec | Sequence[tuple[Any, ...]] | None
@@ -73,7 +76,8 @@ OrderLike = SortOrder | Sequence[Any] | None
 ``["region", ("ts", "desc")]``."""
 
 
-def _spec(schema: Schema, spec: SpecLike) -> PartitionSpec:
+def spec_of(schema: Schema, spec: SpecLike) -> PartitionSpec:
+    """The partition spec ``spec`` describes on ``schema`` (None: unpartitioned)."""
     if spec is None:
         return UNPARTITIONED_PARTITION_SPEC
     if isinstance(spec, PartitionSpec):
@@ -81,7 +85,8 @@ def _spec(schema: Schema, spec: SpecLike) -> PartitionSpec:
     return build_partition_spec(schema, list(spec))
 
 
-def _order(schema: Schema, order: OrderLike) -> SortOrder:
+def order_of(schema: Schema, order: OrderLike) -> SortOrder:
+    """The sort order ``order`` describes on ``schema`` (None: unsorted)."""
     if order is None:
         return UNSORTED_SORT_ORDER
     if isinstance(order, SortOrder):
@@ -110,8 +115,8 @@ def create_table(  # noqa: PLR0917 - positional order of the documented API
         return catalog.create_table(
             identifier,
             schema,
-            _spec(schema, spec),
-            _order(schema, sort_order),
+            spec_of(schema, spec),
+            order_of(schema, sort_order),
             location,
             properties,
             format_version,
@@ -141,6 +146,7 @@ def create_or_replace_table(  # noqa: PLR0917 - same order as create_table
     ``format_version`` defaults to 2 for a new table and to the current version for a
     replaced one (which can only be upgraded). ``location`` defaults to the current one.
     """
+    check_properties(properties)
     ident = Identifier.parse(identifier)
     try:
         table = catalog.load_table(ident)
@@ -195,8 +201,8 @@ class ReplaceTable(PendingUpdate):
     ) -> None:
         self._table = table
         self.schema = schema
-        self.spec = _spec(schema, spec)
-        self.sort_order = _order(schema, sort_order)
+        self.spec = spec_of(schema, spec)
+        self.sort_order = order_of(schema, sort_order)
         self.properties = dict(properties or {})
         self.location = location
         self.format_version = format_version

@@ -11,10 +11,17 @@ subclass's :meth:`~IcebergBaseOperator.run_action`, and turns its result into
   ``operation``, ``added_records``, ``metadata_location`` (and ``table``, ``committed``).
 
 Exactly-once: the commit key of a snapshot-producing operator is a stable hash of the
-DAG id, task id, run id and map index (:func:`commit_key_for`), so a try that runs after
+DAG id, task id, run id, map index and the task instance's *try sequence*
+(:func:`commit_key_for`). Automatic retries belong to one sequence: a try that runs after
 an earlier try's commit landed finds the key on the table and returns that snapshot
-(the action does this) instead of committing again. ``commit_key=`` (templated)
-replaces it, e.g. ``"orders/{{ ds }}"`` to make re-runs of a date no-ops too.
+(the action does this) instead of committing again, and reuses a finished Spark job.
+Clearing the task instance (the UI, ``airflow tasks clear``, a backfill that resets
+runs) starts a new sequence, so the cleared task commits again, with the data it reads
+now. Airflow marks the sequence itself: a clear sets ``max_tries`` to the tries so far
+plus ``retries``, so ``max_tries - retries + 1`` is the first try number of the current
+sequence (Airflow computes it the same way for reschedules). ``commit_key=`` (templated)
+replaces the key, e.g. ``"orders/{{ ds }}"`` to make every re-run of a date, cleared or
+not, a no-op.
 
 Bad input (an unknown connection or table, a malformed predicate or schema) fails the
 task without retries (``AirflowFailException``) with a one-line reason; commit races and
@@ -46,7 +53,7 @@ from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from icewright.actions.results import to_jsonable
-from icewright.errors import BAD_INPUT, IcewrightError
+from icewright.errors import BAD_INPUT, IcewrightError, one_line
 from icewright.providers import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
@@ -62,6 +69,7 @@ __all__ = [
     "IcebergBaseOperator",
     "commit_key_for",
     "event_extras",
+    "first_try_number",
     "one_line",
     "to_jsonable",
 ]
@@ -74,20 +82,29 @@ MAX_DEFERRALS = 16
 """Deferrals one try may make (an action defers once per Spark job it runs)."""
 
 
-def commit_key_for(dag_id: str, task_id: str, run_id: str, map_index: int = -1) -> str:
-    """The commit key of one task instance: ``airflow:`` and a stable hash of its identity.
+def commit_key_for(
+    dag_id: str, task_id: str, run_id: str, map_index: int = -1, first_try_number: int = 1
+) -> str:
+    """The commit key of one try sequence of a task instance: ``airflow:`` and a stable
+    hash of its identity.
 
-    The same task instance (every try of it) gets the same key; a different run, task
-    or mapped index gets another.
+    Every automatic retry of a sequence gets the same key; a different run, task, mapped
+    index, or a new sequence after a clear (``first_try_number`` > 1) gets another. The
+    first sequence's key is the task instance's key of earlier icewright versions.
     """
-    identity = json.dumps([dag_id, task_id, run_id, int(map_index)], separators=(",", ":"))
+    parts: list[object] = [dag_id, task_id, run_id, int(map_index)]
+    if first_try_number > 1:
+        parts.append(int(first_try_number))
+    identity = json.dumps(parts, separators=(",", ":"))
     return "airflow:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40]
 
 
-def one_line(error: BaseException) -> str:
-    """``<ErrorClass>: <message>`` on one line."""
-    text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text}"
+def first_try_number(max_tries: int | None, retries: int | None) -> int:
+    """The first try number of a task instance's current try sequence (1 before any
+    clear): a clear sets ``max_tries`` to the tries so far plus ``retries``."""
+    if max_tries is None:
+        return 1
+    return max(1, int(max_tries) - int(retries or 0) + 1)
 
 
 def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,7 +137,8 @@ class IcebergBaseOperator(BaseOperator):
     :param spark_settings: ``spark-submit`` settings (``master``, ``conf``, ``packages``,
         ``deploy_mode``, ...), on top of the connection's.
     :param commit_key: the idempotency key of the commit (templated); default
-        :func:`commit_key_for` the task instance.
+        :func:`commit_key_for` the task instance's try sequence: retries commit at most
+        once, a cleared task commits again (see the module docstring).
     :param deferrable: with ``spark-submit`` (a ``spark_conn_id`` or ``spark_settings``),
         start the Spark job detached and defer while it runs (see the module docstring).
     :param poll_interval: seconds between the trigger's looks at the job's result.
@@ -183,8 +201,13 @@ class IcebergBaseOperator(BaseOperator):
             return str(self.commit_key)
         ti = context["ti"]
         map_index = getattr(ti, "map_index", -1)
+        first = first_try_number(getattr(ti, "max_tries", None), self.retries)
         return commit_key_for(
-            ti.dag_id, ti.task_id, context["run_id"], -1 if map_index is None else map_index
+            ti.dag_id,
+            ti.task_id,
+            context["run_id"],
+            -1 if map_index is None else map_index,
+            first,
         )
 
     @property

@@ -6,17 +6,20 @@ the task instance's commit key; see :mod:`icewright.operators.base`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from icewright.errors import ValidationError
 from icewright.operators.base import IcebergBaseOperator
+from icewright.text.declaration import (
+    parse_order,
+    parse_partitioning,
+    parse_properties,
+    parse_schema,
+)
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from icewright.spec.schema import Schema
 
 __all__ = [
     "IcebergAppendOperator",
@@ -25,67 +28,11 @@ __all__ = [
     "as_schema",
 ]
 
-SchemaLike = "Schema | Mapping[str, Any] | str"
-
-
-def as_schema(value: Any) -> Schema:
-    """A :class:`Schema` from a Schema, Iceberg schema JSON (a dict or its text) or a
-    column list such as ``"id long not null, ts timestamptz, amount decimal(12,2)"``."""
-    from icewright.spec.schema import Schema
-
-    if isinstance(value, Schema):
-        return value
-    if isinstance(value, Mapping):
-        if value.get("type") != "struct":
-            raise ValidationError(
-                'Iceberg schema JSON must be an object with "type": "struct" and "fields"'
-            )
-        return Schema.from_json(dict(value))
-    if isinstance(value, str):
-        from icewright.text.schema import load_schema
-
-        return load_schema(value)
-    raise ValidationError(
-        f"schema must be a Schema, Iceberg schema JSON or a column list, got {type(value).__name__}"
-    )
-
-
-def _partition_spec(value: Any) -> Any:
-    """``partition_by`` as the create action takes it (a text like ``day(ts), bucket(16,
-    id)`` is parsed)."""
-    if isinstance(value, str):
-        from icewright.text.partition import parse_partition_spec
-
-        return parse_partition_spec(value) if value.strip() else None
-    return _tuples(value)
-
-
-def _sort_order(value: Any) -> Any:
-    if isinstance(value, str):
-        from icewright.text.partition import parse_sort_order
-
-        return parse_sort_order(value) if value.strip() else None
-    return _tuples(value)
-
-
-def _tuples(value: Any) -> Any:
-    # Templating and XCom turn tuples into lists; the table builders take tuples.
-    if isinstance(value, list | tuple):
-        return [tuple(v) if isinstance(v, list) else v for v in value]
-    return value
-
-
-def _properties(value: Any) -> dict[str, str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except ValueError:
-            raise ValidationError("properties must be a mapping or a JSON object") from None
-    if not isinstance(value, Mapping):
-        raise ValidationError(f"properties must be a mapping, got {type(value).__name__}")
-    return {str(k): str(v) for k, v in value.items()}
+# The declaration parsers are shared with the Dagster assets (icewright.text.declaration).
+as_schema = parse_schema
+_partition_spec = parse_partitioning
+_sort_order = parse_order
+_properties = parse_properties
 
 
 class IcebergCreateTableOperator(IcebergBaseOperator):

@@ -417,14 +417,9 @@ class TableMetadata:
         one), as the reference implementation trims it.
         """
         if max_entries is None:
-            raw = self.properties.get(METADATA_PREVIOUS_VERSIONS_MAX)
-            try:
-                max_entries = METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT if raw is None else int(raw)
-            except ValueError:
-                raise ValidationError(
-                    f"table property {METADATA_PREVIOUS_VERSIONS_MAX}={raw!r} is not an integer; "
-                    "set it to the number of previous metadata files to keep"
-                ) from None
+            from icewright.spec.properties import read_property
+
+            max_entries = int(read_property(self.properties, METADATA_PREVIOUS_VERSIONS_MAX))
         keep = max(1, max_entries)
         log = (*self.metadata_log, MetadataLogEntry(timestamp_ms, metadata_file))
         return dataclasses.replace(self, metadata_log=log[-keep:])

@@ -1,0 +1,57 @@
+"""Sources of the example Dagster project (importable as ``orders_data:<function>``).
+
+:data:`ORDERS_SOURCE` generates a day's order events in Spark SQL from the partition's
+window (no input files, the same rows for the same day on every run), so it works
+unchanged with local Spark and on a cluster. :func:`orders_by_day` aggregates
+``sales.orders`` per day and region, reading it through icewright's Spark reader.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+ORDERS = "sales.orders"
+"""The table the Airflow example DAGs write too (the same embedded default catalog)."""
+ORDERS_SCHEMA = (
+    "order_id long not null, customer_id long not null, ts timestamptz not null, "
+    "region string, amount decimal(12,2), status string"
+)
+ORDERS_PARTITIONING = "day(ts), bucket(16, customer_id)"
+ROWS_PER_DAY = 20_000
+
+# Ids never collide with the Airflow example's (day * 10,000,000 + i): Dagster's rows of a
+# day start at day * 10,000,000 + 5,000,000.
+ORDERS_SOURCE = (
+    "sql:SELECT "
+    "CAST(unix_seconds(TIMESTAMP '{start}') DIV 86400 * 10000000 + 5000000 + id AS BIGINT) "
+    "AS order_id, "
+    "CAST((id * 7919) % 5000 + 1 AS BIGINT) AS customer_id, "
+    f"timestamp_seconds(unix_seconds(TIMESTAMP '{{start}}') + id * 86400 DIV {ROWS_PER_DAY}) "
+    "AS ts, "
+    "element_at(array('emea', 'amer', 'apac', 'latam', 'anz'), CAST(id % 5 + 1 AS INT)) "
+    "AS region, "
+    "CAST(((id * 37) % 100000) / 100 AS DECIMAL(12,2)) AS amount, "
+    "'placed' AS status "
+    f"FROM range({ROWS_PER_DAY} * datediff(DATE '{{end_date}}', DATE '{{start_date}}'))"
+)
+"""A day's (or a range's) generated order events; ``{start}`` and the dates are filled
+per partition run."""
+
+REVENUE = "sales.orders_by_day"
+REVENUE_SCHEMA = "day date not null, region string, orders long not null, revenue decimal(22,2)"
+
+
+def orders_by_day(spark: SparkSession) -> DataFrame:
+    """Orders and revenue per day and region, over all of ``sales.orders``."""
+    from pyspark.sql import functions as F  # noqa: N812 - the usual alias
+
+    from icewright.catalog import default_catalog
+    from icewright.spark.read import read_table
+
+    orders = read_table(spark, default_catalog().load_table(ORDERS))
+    return orders.groupBy(F.to_date("ts").alias("day"), "region").agg(
+        F.count("*").alias("orders"), F.sum("amount").alias("revenue")
+    )

@@ -1,0 +1,593 @@
+"""Asset factories: one per verb, each returning an ``AssetsDefinition`` to place in
+``dg.Definitions``. Every asset step calls one :mod:`icewright.actions` function with
+the resource's catalog and Spark runner (:class:`~icewright.dagster.IcebergResource`,
+resource key ``"iceberg"`` unless told otherwise), and reports the snapshot as
+materialization metadata (:func:`~icewright.dagster.execution.materialization_metadata`)
+with the snapshot id as data version.
+
+* :func:`iceberg_table_asset`: the table exists with the declared schema, partitioning,
+  sort order and properties (created, or evolved toward them).
+* :func:`iceberg_append_asset` and :func:`iceberg_replace_asset`: write a source with
+  Spark. Unpartitioned, an append appends and a replace replaces (the whole table, the
+  rows matching ``where``, or the partitions present in the new data). Partitioned
+  (``partitions_def`` with ``partition_column``), either replaces exactly the run's
+  partitions (:mod:`icewright.dagster.partitions`), and a range run (a single-run
+  backfill, the default backfill policy) is one commit over the range. Write assets may
+  declare the table too (``schema=`` ...): it is ensured before the write.
+* :func:`iceberg_rewrite_asset`, :func:`iceberg_expire_asset`,
+  :func:`iceberg_remove_orphans_asset`: maintenance of a table, as assets keyed
+  ``<table key>/<verb>`` that depend on the table's asset.
+* :func:`iceberg_view_asset`: publish a view version; ``deps`` names the tables it reads.
+
+Sources are as for the operators (``"<format>:<path>"``, ``"sql:<query>"``, a path,
+``"pkg.module:function"``), with ``{partition_key}``-style placeholders filled per run.
+Exactly-once and failures: :mod:`icewright.dagster.execution`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+
+from icewright.dagster.execution import (
+    annotated,
+    data_version,
+    materialization_metadata,
+    run_commit_key,
+    run_step,
+)
+from icewright.dagster.partitions import PartitionScope, fill_template, keys_of
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.actions.results import ActionResult
+    from icewright.catalog import Catalog
+    from icewright.commit.table_ops import OrderLike, SpecLike
+    from icewright.dagster.resource import IcebergResource
+    from icewright.runners.base import Runner
+    from icewright.spec.schema import Schema
+
+__all__ = [
+    "DEFAULT_RESOURCE_KEY",
+    "iceberg_append_asset",
+    "iceberg_expire_asset",
+    "iceberg_remove_orphans_asset",
+    "iceberg_replace_asset",
+    "iceberg_rewrite_asset",
+    "iceberg_table_asset",
+    "iceberg_view_asset",
+    "table_asset_key",
+]
+
+DEFAULT_RESOURCE_KEY = "iceberg"
+"""The resource key the assets look their :class:`IcebergResource` up under."""
+
+KINDS = frozenset({"iceberg", "spark"})
+
+OnResult = Callable[[dg.AssetExecutionContext, Any], None]
+"""Called after the action with its result (a notification, an audit); an exception
+fails the step after the commit, and a retry then finds the commit key."""
+
+DepsLike = Iterable[dg.AssetKey | str | Sequence[str] | dg.AssetsDefinition | dg.AssetSpec]
+
+
+def table_asset_key(table: str) -> dg.AssetKey:
+    """The default asset key of a table or view: its name's parts (``sales/orders``)."""
+    from icewright.catalog import Identifier
+
+    ident = Identifier.parse(table)
+    return dg.AssetKey([*ident.namespace, ident.name])
+
+
+def _key(key: dg.AssetKey | str | Sequence[str] | None, default: dg.AssetKey) -> dg.AssetKey:
+    if key is None:
+        return default
+    if isinstance(key, dg.AssetKey):
+        return key
+    if isinstance(key, str):
+        return dg.AssetKey.from_user_string(key)
+    return dg.AssetKey(list(key))
+
+
+class _Step:
+    """The parts one asset step uses: resource, catalog, runner, commit key."""
+
+    def __init__(
+        self, context: dg.AssetExecutionContext, resource_key: str, *, partitioned: bool = False
+    ) -> None:
+        self.context = context
+        resource: IcebergResource = getattr(context.resources, resource_key)
+        self.resource = resource
+        self.catalog: Catalog = resource.get_catalog()
+        self.runner: Runner = resource.get_runner(log=context.log.info)
+        # A run's partition applies to the partitioned assets only (an unpartitioned one
+        # selected into a partition run ignores it).
+        self.scope = PartitionScope.of(context) if partitioned else None
+
+    def commit_key(self) -> str:
+        key = run_commit_key(self.context, keys_of(self.scope))
+        self.context.log.info(f"commit key {key}")
+        return key
+
+    def run(self, act: Callable[[], Any]) -> Any:
+        return run_step(self.context, self.runner, act)
+
+    def materialized(
+        self, result: ActionResult, table: str, on_result: OnResult | None
+    ) -> dg.MaterializeResult[Any]:
+        verb = "committed" if result.committed else "found already committed"
+        self.context.log.info(
+            f"{result.table}: {verb} snapshot {result.snapshot_id} ({result.operation}, "
+            f"+{result.records_added} / -{result.records_removed} rows)"
+        )
+        if result.timings:
+            phases = ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
+            self.context.log.info(f"{result.table}: {phases}")
+        if on_result is not None:
+            on_result(self.context, result)
+        loaded = self.catalog.load_table(table)
+        return dg.MaterializeResult(
+            metadata=materialization_metadata(result, loaded, partitioned=self.scope is not None),
+            data_version=data_version(result),
+        )
+
+
+def _asset(
+    *,
+    key: dg.AssetKey,
+    fn: Callable[[dg.AssetExecutionContext], Any],
+    resource_key: str,
+    description: str,
+    deps: DepsLike | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    **options: Any,
+) -> dg.AssetsDefinition:
+    if partitions_def is not None and backfill_policy is None:
+        backfill_policy = dg.BackfillPolicy.single_run()
+    with warnings.catch_warnings():
+        # backfill_policy is beta in Dagster 1.13; icewright chooses it (one commit per
+        # backfill), so the warning would only tell the user about our choice
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        decorate = dg.asset(
+            key=key,
+            deps=list(deps or ()),
+            required_resource_keys={resource_key},
+            description=options.pop("description", None) or description,
+            partitions_def=partitions_def,
+            backfill_policy=backfill_policy,
+            kinds=set(options.pop("kinds", None) or KINDS),
+            **{k: v for k, v in options.items() if v is not None},
+        )
+        definition: dg.AssetsDefinition = decorate(
+            annotated(fn, dg.AssetExecutionContext, dg.MaterializeResult)
+        )
+    return definition
+
+
+def iceberg_table_asset(
+    table: str,
+    schema: Schema | Mapping[str, Any] | str,
+    *,
+    partition_by: SpecLike | str = None,
+    sort_by: OrderLike | str = None,
+    properties: Mapping[str, str] | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset that ensures ``table`` exists with the declared shape
+    (:func:`icewright.actions.ensure_table`); for tables other jobs write.
+
+    ``schema``: a Schema, Iceberg schema JSON or a column list (``"id long not null, ts
+    timestamptz"``); ``partition_by``: ``"day(ts), bucket(16, id)"`` or tuples;
+    ``sort_by``: ``"id, ts desc"`` or entries. ``asset_options`` go to ``dg.asset``
+    (``group_name``, ``deps``, ``owners``, ``tags``, ``description``, ...).
+    """
+    declared = _declaration(schema, partition_by, sort_by, properties)
+
+    def ensure(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+        from icewright.actions import ensure_table
+
+        step = _Step(context, resource_key)
+        result = step.run(lambda: ensure_table(table, catalog=step.catalog, **(declared or {})))
+        if result.changes or result.created:
+            what = "created" if result.created else "evolved: " + ", ".join(result.changes)
+            context.log.info(f"{result.table}: {what}")
+        return step.materialized(result, table, None)
+
+    return _asset(
+        key=_key(key, table_asset_key(table)),
+        fn=ensure,
+        resource_key=resource_key,
+        description=f"The Iceberg table {table} (schema, partitioning and properties ensured).",
+        **asset_options,
+    )
+
+
+def iceberg_append_asset(
+    table: str,
+    source: str,
+    *,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    partition_column: str | None = None,
+    allow_schema_evolution: bool = False,
+    branch: str = "main",
+    schema: Schema | Mapping[str, Any] | str | None = None,
+    partition_by: SpecLike | str = None,
+    sort_by: OrderLike | str = None,
+    properties: Mapping[str, str] | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    on_result: OnResult | None = None,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset that appends ``source``'s rows to ``table`` in one snapshot per run
+    (:func:`icewright.actions.append`); partitioned, it replaces the run's partitions
+    instead (see the module docstring), so that a re-materialized day is not doubled.
+
+    ``schema`` (with ``partition_by``, ``sort_by``, ``properties``) declares the table,
+    which is then created or evolved before the write. ``allow_schema_evolution`` adds
+    the source's extra columns in the append's commit. ``on_result`` is called with the
+    :class:`~icewright.actions.ActionResult`.
+    """
+    return _write_asset(
+        "append",
+        table,
+        source,
+        partitions_def=partitions_def,
+        partition_column=partition_column,
+        branch=branch,
+        declared=_declaration(schema, partition_by, sort_by, properties),
+        key=key,
+        resource_key=resource_key,
+        on_result=on_result,
+        action_options={"allow_schema_evolution": allow_schema_evolution},
+        asset_options=asset_options,
+    )
+
+
+def iceberg_replace_asset(
+    table: str,
+    source: str,
+    *,
+    where: str | None = None,
+    dynamic_partitions: bool = False,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    partition_column: str | None = None,
+    branch: str = "main",
+    schema: Schema | Mapping[str, Any] | str | None = None,
+    partition_by: SpecLike | str = None,
+    sort_by: OrderLike | str = None,
+    properties: Mapping[str, str] | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    on_result: OnResult | None = None,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset that replaces rows of ``table`` with ``source``'s rows in one snapshot
+    (:func:`icewright.actions.replace`): the whole table, the rows matching ``where`` (SQL
+    with Spark SQL's meaning; may use the source placeholders), the partitions present in
+    the new data (``dynamic_partitions``), or, partitioned, exactly the run's partitions.
+    Other arguments as for :func:`iceberg_append_asset`."""
+    if partitions_def is not None and (where is not None or dynamic_partitions):
+        raise ValidationError(
+            "a partitioned replace asset replaces its partitions: leave out where and "
+            "dynamic_partitions"
+        )
+    return _write_asset(
+        "replace",
+        table,
+        source,
+        partitions_def=partitions_def,
+        partition_column=partition_column,
+        branch=branch,
+        declared=_declaration(schema, partition_by, sort_by, properties),
+        key=key,
+        resource_key=resource_key,
+        on_result=on_result,
+        action_options={"where": where, "dynamic_partitions": dynamic_partitions},
+        asset_options=asset_options,
+    )
+
+
+def _write_asset(
+    verb: str,
+    table: str,
+    source: str,
+    *,
+    partitions_def: dg.PartitionsDefinition[str] | None,
+    partition_column: str | None,
+    branch: str,
+    declared: dict[str, Any] | None,
+    key: dg.AssetKey | str | Sequence[str] | None,
+    resource_key: str,
+    on_result: OnResult | None,
+    action_options: dict[str, Any],
+    asset_options: dict[str, Any],
+) -> dg.AssetsDefinition:
+    if (partitions_def is None) != (partition_column is None):
+        raise ValidationError(
+            "partitions_def and partition_column go together: partition_column names the "
+            "table column the asset's partitions cut (e.g. 'ts' for daily partitions)"
+        )
+    if not isinstance(source, str) or not source.strip():
+        raise ValidationError(f"source must be a non-empty string, got {source!r}")
+
+    def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+        from icewright.actions import append, ensure_table, replace
+
+        step = _Step(context, resource_key, partitioned=partitions_def is not None)
+        commit_key = step.commit_key()
+
+        def act() -> ActionResult:
+            if declared is not None:
+                ensure_table(table, catalog=step.catalog, **declared)
+            values = None if step.scope is None else step.scope.template_values()
+            filled = str(fill_template(source, values))
+            common: dict[str, Any] = {
+                "catalog": step.catalog,
+                "branch": branch,
+                "commit_key": commit_key,
+                "runner": step.runner,
+            }
+            if step.scope is not None:
+                assert partition_column is not None
+                schema = step.catalog.load_table(table).metadata.schema()
+                where = step.scope.where(partition_column, schema)
+                context.log.info(f"replacing partition rows: {where}")
+                return replace(table, filled, where=where, rows_must_match=True, **common)
+            if verb == "append":
+                return append(table, filled, **action_options, **common)
+            options = dict(action_options)
+            if options.get("where") is not None:
+                options["where"] = fill_template(options["where"], values)
+            return replace(table, filled, **options, **common)
+
+        result = step.run(act)
+        return step.materialized(result, table, on_result)
+
+    return _asset(
+        key=_key(key, table_asset_key(table)),
+        fn=write,
+        resource_key=resource_key,
+        description=f"The Iceberg table {table}, written by Spark ({verb} of {source}).",
+        partitions_def=partitions_def,
+        **asset_options,
+    )
+
+
+def _declaration(
+    schema: Schema | Mapping[str, Any] | str | None,
+    partition_by: SpecLike | str,
+    sort_by: OrderLike | str,
+    properties: Mapping[str, str] | None,
+) -> dict[str, Any] | None:
+    """The arguments of :func:`~icewright.actions.ensure_table` (checked now, so that a
+    bad declaration fails at definition time); None without a schema."""
+    if schema is None:
+        if partition_by or sort_by or properties:
+            raise ValidationError(
+                "partition_by, sort_by and properties declare a table: give schema"
+            )
+        return None
+    from icewright.spec.properties import check_properties
+    from icewright.text.declaration import (
+        parse_order,
+        parse_partitioning,
+        parse_properties,
+        parse_schema,
+    )
+
+    props = parse_properties(properties)
+    check_properties(props)
+    return {
+        "schema": parse_schema(schema),
+        "partition_by": parse_partitioning(partition_by),
+        "sort_by": parse_order(sort_by),
+        "properties": props,
+    }
+
+
+def _maintenance_asset(
+    verb: str,
+    table: str,
+    act: Callable[[_Step, str | None], Any],
+    *,
+    commits_snapshot: bool,
+    key: dg.AssetKey | str | Sequence[str] | None,
+    resource_key: str,
+    description: str,
+    asset_options: dict[str, Any],
+) -> dg.AssetsDefinition:
+    table_key = table_asset_key(table)
+
+    def maintain(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+        from icewright.actions.results import to_jsonable
+
+        step = _Step(context, resource_key)
+        commit_key = step.commit_key() if commits_snapshot else None
+        result = step.run(lambda: act(step, commit_key))
+        payload = to_jsonable(result)
+        meta = {
+            f"icewright/{k}": v
+            for k, v in payload.items()
+            if isinstance(v, int | float | str | bool) and k != "table"
+        }
+        meta["dagster/table_name"] = table
+        context.log.info(f"{table}: {verb} done: {meta}")
+        return dg.MaterializeResult(metadata=meta)
+
+    options = dict(asset_options)
+    deps = [table_key, *list(options.pop("deps", None) or ())]
+    return _asset(
+        key=_key(key, dg.AssetKey([*table_key.path, verb])),
+        fn=maintain,
+        resource_key=resource_key,
+        description=description,
+        deps=deps,
+        **options,
+    )
+
+
+def iceberg_rewrite_asset(
+    table: str,
+    *,
+    where: str | None = None,
+    target_file_size: int | None = None,
+    min_input_files: int = 5,
+    sort: bool = False,
+    partial_progress_max_commits: int | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset (``<table key>/rewrite``) that compacts ``table``'s data files
+    (:func:`icewright.actions.rewrite`; arguments as there)."""
+
+    def act(step: _Step, commit_key: str | None) -> Any:
+        from icewright.actions import rewrite
+
+        return rewrite(
+            table,
+            catalog=step.catalog,
+            where=where,
+            target_file_size=target_file_size,
+            min_input_files=min_input_files,
+            sort=sort,
+            partial_progress_max_commits=partial_progress_max_commits,
+            commit_key=commit_key,
+            runner=step.runner,
+        )
+
+    return _maintenance_asset(
+        "rewrite",
+        table,
+        act,
+        commits_snapshot=True,
+        key=key,
+        resource_key=resource_key,
+        description=f"Compaction of {table}'s small data files.",
+        asset_options=asset_options,
+    )
+
+
+def iceberg_expire_asset(
+    table: str,
+    *,
+    older_than: str | int | None = None,
+    retain_last: int | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset (``<table key>/expire``) that expires ``table``'s old snapshots and deletes
+    the files only they reached (:func:`icewright.actions.expire`)."""
+
+    def act(step: _Step, commit_key: str | None) -> Any:
+        from icewright.actions import expire
+
+        return expire(table, catalog=step.catalog, older_than=older_than, retain_last=retain_last)
+
+    return _maintenance_asset(
+        "expire",
+        table,
+        act,
+        commits_snapshot=False,
+        key=key,
+        resource_key=resource_key,
+        description=f"Snapshot expiry of {table}.",
+        asset_options=asset_options,
+    )
+
+
+def iceberg_remove_orphans_asset(
+    table: str,
+    *,
+    older_than: str | int | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset (``<table key>/remove_orphans``) that deletes files under ``table``'s
+    location that no metadata references (:func:`icewright.actions.remove_orphan_files`;
+    ``older_than`` defaults to three days ago)."""
+
+    def act(step: _Step, commit_key: str | None) -> Any:
+        from icewright.actions import remove_orphan_files
+
+        return remove_orphan_files(table, catalog=step.catalog, older_than=older_than)
+
+    return _maintenance_asset(
+        "remove_orphans",
+        table,
+        act,
+        commits_snapshot=False,
+        key=key,
+        resource_key=resource_key,
+        description=f"Orphan file removal under {table}'s location.",
+        asset_options=asset_options,
+    )
+
+
+def iceberg_view_asset(
+    view: str,
+    sql: str,
+    *,
+    deps: DepsLike | None = None,
+    comment: str | None = None,
+    column_comments: Mapping[str, str] | None = None,
+    properties: Mapping[str, str] | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset that publishes ``sql`` as a new version of the Iceberg view ``view``
+    (:func:`icewright.actions.publish_view`); ``deps`` names the tables' assets it reads
+    (names like ``"sales.orders"`` are turned into their table asset keys)."""
+    dep_keys = [
+        table_asset_key(d) if isinstance(d, str) and "/" not in d else d for d in deps or ()
+    ]
+
+    def publish(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+        from icewright.actions import publish_view
+
+        step = _Step(context, resource_key)
+        result = step.run(
+            lambda: publish_view(
+                view,
+                sql,
+                catalog=step.catalog,
+                comment=comment,
+                column_comments=column_comments,
+                properties=properties,
+                runner=step.runner,
+            )
+        )
+        context.log.info(f"{result.view}: version {result.version_id}")
+        columns = [
+            dg.TableColumn(name=f.name, type=str(f.field_type), description=f.doc)
+            for f in result.schema.fields
+        ]
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/table_name": result.view,
+                "dagster/column_schema": dg.TableSchema(columns=columns),
+                "icewright/version_id": result.version_id,
+                "icewright/metadata_location": dg.MetadataValue.path(result.metadata_location),
+                "icewright/referenced_tables": ", ".join(result.referenced_tables),
+            },
+            data_version=dg.DataVersion(f"{result.metadata_location}"),
+        )
+
+    return _asset(
+        key=_key(key, table_asset_key(view)),
+        fn=publish,
+        resource_key=resource_key,
+        description=f"The Iceberg view {view}.",
+        deps=dep_keys,
+        **asset_options,
+    )

@@ -1,0 +1,142 @@
+"""What every icewright asset step does around its one action: the commit key, the
+runner, failures the Dagster way, and the materialization's metadata.
+
+Exactly-once: the commit key is a stable hash of the asset key, the run's partition
+keys and the run's *root* run id (:func:`commit_key_for`). A step retry
+(``RetryPolicy``) keeps the run id, and a re-execution of a failed run keeps its root
+run id, so both find the key on the table (kept past snapshot expiry, see
+:mod:`icewright.commit.commit_keys`) and commit nothing again; a Spark job that had
+finished is reused, not run again. A new launch has a new root run id and commits.
+
+Failures: bad input (:data:`icewright.errors.BAD_INPUT`: an unknown table, a malformed
+predicate, a source that does not exist) fails the step at once with one line
+(``dg.Failure(allow_retries=False)``); a lost commit race and an unknown commit state
+are raised as they are, so that the asset's retry policy applies and the files of an
+unknown commit are kept for the retry. A cancelled run stops its Spark job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import dagster as dg
+
+from icewright.errors import BAD_INPUT, IcewrightError, one_line
+
+if TYPE_CHECKING:
+    from icewright.actions.results import ActionResult
+    from icewright.catalog import Table
+    from icewright.runners.base import Runner
+
+__all__ = [
+    "annotated",
+    "commit_key_for",
+    "materialization_metadata",
+    "run_commit_key",
+    "run_step",
+    "table_schema",
+]
+
+T = TypeVar("T")
+
+
+def commit_key_for(asset_key: dg.AssetKey, partition_keys: Sequence[str], root_run_id: str) -> str:
+    """The commit key of one asset's run: ``dagster:`` and a stable hash of the asset key,
+    the sorted partition keys and the root run id."""
+    identity = json.dumps(
+        [list(asset_key.path), sorted(partition_keys), root_run_id], separators=(",", ":")
+    )
+    return "dagster:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40]
+
+
+def run_commit_key(context: dg.AssetExecutionContext, partition_keys: Sequence[str]) -> str:
+    """:func:`commit_key_for` the asset of ``context`` in its run."""
+    run = context.run
+    return commit_key_for(context.asset_key, partition_keys, run.root_run_id or run.run_id)
+
+
+def run_step(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
+    runner: Runner | None,
+    act: Callable[[], T],
+) -> T:
+    """Call ``act`` (one action), mapping failures as the module docstring says."""
+    try:
+        return act()
+    except BAD_INPUT as e:
+        raise dg.Failure(description=one_line(e), allow_retries=False) from None
+    except IcewrightError as e:
+        context.log.error(one_line(e))
+        raise
+    except dg.DagsterExecutionInterruptedError:
+        cancel = getattr(runner, "cancel", None)
+        if callable(cancel):
+            context.log.info("run cancelled: stopping the Spark job")
+            cancel()
+        raise
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def annotated(fn: F, context: type, returns: Any) -> F:
+    """``fn`` with its annotations as objects: Dagster reads a decorated function's
+    ``context`` annotation and return type, which this package's postponed annotations
+    would leave as text."""
+    fn.__annotations__ = {"context": context, "return": returns}
+    return fn
+
+
+def table_schema(table: Table) -> dg.TableSchema:
+    """The table's current schema as Dagster's ``TableSchema`` (shown natively in the UI)."""
+    schema = table.metadata.schema()
+    columns = [
+        dg.TableColumn(
+            name=f.name,
+            type=str(f.field_type),
+            description=f.doc,
+            constraints=dg.TableColumnConstraints(nullable=not f.required),
+        )
+        for f in schema.fields
+    ]
+    return dg.TableSchema(columns=columns)
+
+
+def materialization_metadata(
+    result: ActionResult, table: Table | None = None, *, partitioned: bool = False
+) -> dict[str, Any]:
+    """A result's materialization metadata: Dagster's standard table keys
+    (``dagster/table_name``, ``dagster/row_count``, ``dagster/partition_row_count`` for a
+    partition run, ``dagster/column_schema``, ``dagster/uri``) and the snapshot's own
+    (``icewright/*``)."""
+    summary: Mapping[str, str] = result.summary or {}
+    meta: dict[str, Any] = {
+        "dagster/table_name": result.table,
+        "icewright/committed": result.committed,
+        "icewright/metadata_location": dg.MetadataValue.path(result.metadata_location),
+        "icewright/added_records": result.records_added,
+        "icewright/deleted_records": result.records_removed,
+        "icewright/added_files": result.files_added,
+        "icewright/deleted_files": result.files_removed,
+    }
+    if result.snapshot_id is not None:
+        meta["icewright/snapshot_id"] = dg.MetadataValue.text(str(result.snapshot_id))
+        meta["icewright/sequence_number"] = result.sequence_number
+        meta["icewright/operation"] = result.operation
+    total = summary.get("total-records")
+    if total is not None and total.isdigit():
+        meta["dagster/row_count"] = int(total)
+    if partitioned:
+        meta["dagster/partition_row_count"] = result.records_added
+    if table is not None:
+        meta["dagster/column_schema"] = table_schema(table)
+        meta["dagster/uri"] = table.metadata.location
+    return meta
+
+
+def data_version(result: ActionResult) -> dg.DataVersion | None:
+    """The asset's data version: the snapshot id the step left the table at."""
+    return None if result.snapshot_id is None else dg.DataVersion(str(result.snapshot_id))

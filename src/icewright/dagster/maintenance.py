@@ -1,0 +1,172 @@
+"""Table maintenance the way a platform team runs it: one job over a list of tables,
+on a schedule.
+
+:func:`iceberg_maintenance_job` builds a job with one op per table; each op compacts
+small files (:func:`icewright.actions.rewrite`), expires old snapshots
+(:func:`icewright.actions.expire`) and removes orphan files
+(:func:`icewright.actions.remove_orphan_files`), in that order, and reports each step's
+figures as the op's output metadata. The tables run independently: one table's
+failure fails its op only. :func:`iceberg_maintenance_schedule` runs the job on a cron.
+
+The rewrite's commit key is the table and the run's root run id, so re-executing a
+failed maintenance run does not compact twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
+from icewright.dagster.execution import annotated, commit_key_for, run_step
+
+__all__ = ["MaintenancePlan", "iceberg_maintenance_job", "iceberg_maintenance_schedule"]
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenancePlan:
+    """What maintenance does to a table. ``rewrite_min_input_files`` None skips the
+    rewrite; ``expire_older_than`` / ``expire_retain_last`` None use the table's
+    ``history.expire.*`` properties; ``remove_orphans`` False skips orphan removal
+    (``orphans_older_than`` defaults to three days ago)."""
+
+    rewrite_min_input_files: int | None = 5
+    rewrite_target_file_size: int | None = None
+    expire: bool = True
+    expire_older_than: str | int | None = None
+    expire_retain_last: int | None = None
+    remove_orphans: bool = True
+    orphans_older_than: str | int | None = None
+
+
+def _op_name(table: str) -> str:
+    return "maintain_" + re.sub(r"\W", "_", table)
+
+
+def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpDefinition:
+    def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
+        from icewright.actions import expire, remove_orphan_files, rewrite
+        from icewright.actions.results import to_jsonable
+
+        resource = getattr(context.resources, resource_key)
+        catalog = resource.get_catalog()
+        runner = resource.get_runner(log=context.log.info)
+        done: dict[str, Any] = {"table": table}
+        meta: dict[str, Any] = {"dagster/table_name": table}
+        if plan.rewrite_min_input_files is not None:
+            run = context.run
+            key = commit_key_for(
+                dg.AssetKey(["maintenance", table]), (), run.root_run_id or run.run_id
+            )
+            result = run_step(
+                context,
+                runner,
+                lambda: rewrite(
+                    table,
+                    catalog=catalog,
+                    min_input_files=plan.rewrite_min_input_files or 5,
+                    target_file_size=plan.rewrite_target_file_size,
+                    commit_key=key,
+                    runner=runner,
+                ),
+            )
+            done["rewrite"] = to_jsonable(result)
+            meta["rewrite/groups_rewritten"] = result.groups_rewritten
+            meta["rewrite/files_removed"] = result.files_removed
+            meta["rewrite/files_added"] = result.files_added
+        if plan.expire:
+            expired = run_step(
+                context,
+                runner,
+                lambda: expire(
+                    table,
+                    catalog=catalog,
+                    older_than=plan.expire_older_than,
+                    retain_last=plan.expire_retain_last,
+                ),
+            )
+            done["expire"] = _flat(to_jsonable(expired))
+            meta.update({f"expire/{k}": v for k, v in done["expire"].items()})
+        if plan.remove_orphans:
+            orphans = run_step(
+                context,
+                runner,
+                lambda: remove_orphan_files(
+                    table, catalog=catalog, older_than=plan.orphans_older_than
+                ),
+            )
+            done["remove_orphans"] = _flat(to_jsonable(orphans))
+            meta.update({f"orphans/{k}": v for k, v in done["remove_orphans"].items()})
+        context.log.info(f"{table}: {meta}")
+        return dg.Output(done, metadata=meta)
+
+    return dg.op(
+        name=_op_name(table),
+        required_resource_keys={resource_key},
+        description=f"Rewrite, expire and remove orphans of {table}.",
+        tags={"icewright/table": table},
+    )(annotated(maintain, dg.OpExecutionContext, dg.Output))
+
+
+def _flat(payload: Any) -> dict[str, Any]:
+    """The scalar fields of a result, and the length of its list fields."""
+    out: dict[str, Any] = {}
+    if not isinstance(payload, Mapping):
+        return out
+    for key, value in payload.items():
+        if isinstance(value, bool | int | float | str):
+            out[key] = value
+        elif isinstance(value, list):
+            out[f"{key}_count"] = len(value)
+    return out
+
+
+def iceberg_maintenance_job(
+    tables: Sequence[str] | Mapping[str, MaintenancePlan],
+    *,
+    name: str = "iceberg_maintenance",
+    plan: MaintenancePlan | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    description: str | None = None,
+) -> dg.JobDefinition:
+    """A job maintaining ``tables`` (names with the same ``plan``, or names mapped to
+    their own plans); see the module docstring."""
+    plans = (
+        dict(tables)
+        if isinstance(tables, Mapping)
+        else {str(t): plan or MaintenancePlan() for t in tables}
+    )
+    ops = [_maintain_op(t, p, resource_key) for t, p in plans.items()]
+
+    @dg.job(
+        name=name,
+        description=description or f"Maintenance of {', '.join(plans)}.",
+        tags={"icewright/kind": "maintenance"},
+    )
+    def maintenance() -> None:
+        for op in ops:
+            op()
+
+    return maintenance
+
+
+def iceberg_maintenance_schedule(
+    job: dg.JobDefinition,
+    *,
+    cron_schedule: str = "0 3 * * *",
+    execution_timezone: str = "UTC",
+    name: str | None = None,
+    default_status: dg.DefaultScheduleStatus = dg.DefaultScheduleStatus.STOPPED,
+) -> dg.ScheduleDefinition:
+    """Run the maintenance ``job`` on ``cron_schedule`` (default: daily at 03:00 UTC)."""
+    return dg.ScheduleDefinition(
+        name=name or f"{job.name}_schedule",
+        job=job,
+        cron_schedule=cron_schedule,
+        execution_timezone=execution_timezone,
+        default_status=default_status,
+    )

@@ -103,6 +103,7 @@ def test_partition_materialization_replaces_exactly_its_day(
         ("tag", "string", True),
     ]
     assert meta["dagster/table_name"].value == TABLE
+    assert meta["dagster/storage_kind"].value == "iceberg"
     assert meta["icewright/metadata_location"].value.endswith(".metadata.json")
 
 

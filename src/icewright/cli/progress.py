@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from icewright.runners.progress import active_stages
+
 __all__ = ["activity", "spark_progress"]
 
 _WIDTH = 28
@@ -85,22 +87,16 @@ def spark_progress(
     if not _is_tty(stream):
         yield
         return
-    trackers: list[Any] = []
 
     def render(elapsed: float, tick: int) -> str | None:
-        if not trackers:
-            spark = get_spark()
-            if spark is None:
-                return f"{label}: starting Spark {_SPIN[tick % 4]} {_elapsed(elapsed)}"
-            trackers.append(spark.sparkContext.statusTracker())
-        tracker = trackers[0]
-        infos = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
-        infos = [i for i in infos if i is not None]
-        if not infos:
+        spark = get_spark()
+        if spark is None:
+            return f"{label}: starting Spark {_SPIN[tick % 4]} {_elapsed(elapsed)}"
+        now = active_stages(spark)
+        if now is None:
             return f"{label} {_SPIN[tick % 4]} {_elapsed(elapsed)}"
-        total = sum(i.numTasks for i in infos)
-        done = sum(i.numCompletedTasks for i in infos)
-        stages = ",".join(str(i.stageId) for i in infos)
+        done, total = now.completed_tasks, now.total_tasks
+        stages = ",".join(str(s) for s in now.stage_ids)
         return (
             f"{label} stage {stages} {_bar(done, total)} {done}/{total} tasks {_elapsed(elapsed)}"
         )

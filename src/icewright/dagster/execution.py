@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import dagster as dg
 
 from icewright.errors import BAD_INPUT, IcewrightError, one_line
+from icewright.runners.local import LocalRunner
+from icewright.runners.progress import logged_stage_progress
 
 if TYPE_CHECKING:
     from icewright.actions.results import ActionResult
@@ -63,8 +65,13 @@ def run_step(
     runner: Runner | None,
     act: Callable[[], T],
 ) -> T:
-    """Call ``act`` (one action), mapping failures as the module docstring says."""
+    """Call ``act`` (one action), mapping failures as the module docstring says. While it
+    runs on in-process Spark, the active stages' progress goes to the step's log every ten
+    seconds (``spark-submit`` jobs stream their own log lines there)."""
     try:
+        if isinstance(runner, LocalRunner):
+            with logged_stage_progress(runner.spark_if_started, context.log.info, "spark"):
+                return act()
         return act()
     except BAD_INPUT as e:
         raise dg.Failure(description=one_line(e), allow_retries=False) from None
@@ -109,12 +116,13 @@ def materialization_metadata(
     result: ActionResult, table: Table | None = None, *, partitioned: bool = False
 ) -> dict[str, Any]:
     """A result's materialization metadata: Dagster's standard table keys
-    (``dagster/table_name``, ``dagster/row_count``, ``dagster/partition_row_count`` for a
-    partition run, ``dagster/column_schema``, ``dagster/uri``) and the snapshot's own
-    (``icewright/*``)."""
+    (``dagster/table_name``, ``dagster/storage_kind``, ``dagster/row_count``,
+    ``dagster/partition_row_count`` for a partition run, ``dagster/column_schema``,
+    ``dagster/uri``) and the snapshot's own (``icewright/*``)."""
     summary: Mapping[str, str] = result.summary or {}
     meta: dict[str, Any] = {
         "dagster/table_name": result.table,
+        "dagster/storage_kind": "iceberg",
         "icewright/committed": result.committed,
         "icewright/metadata_location": dg.MetadataValue.path(result.metadata_location),
         "icewright/added_records": result.records_added,

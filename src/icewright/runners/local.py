@@ -62,6 +62,11 @@ class LocalRunner:
             self._spark = local_session()
         return self._spark
 
+    def spark_if_started(self) -> SparkSession | None:
+        """The session if a job has started it yet, else None (for progress readers,
+        which must not start a JVM themselves)."""
+        return self._spark
+
     def write(
         self,
         metadata: TableMetadata,

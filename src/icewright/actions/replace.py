@@ -14,6 +14,7 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
+from icewright.actions.arguments import check_replace
 from icewright.actions.results import ActionResult
 from icewright.errors import ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
@@ -65,10 +66,7 @@ def replace(
     ``where`` is checked before any job runs: an unknown column raises
     :class:`ValidationError` and nothing changes.
     """
-    if where is not None and dynamic_partitions:
-        raise ValidationError("pass where or dynamic_partitions=True, not both")
-    if rows_must_match and where is None:
-        raise ValidationError("rows_must_match needs where (the rows the new rows must match)")
+    check_replace(where, dynamic_partitions, rows_must_match)
     timer = Timer()
     current = load(table, catalog)
     jobs = runner_or_default(runner)

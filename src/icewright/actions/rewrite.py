@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
 from icewright.actions.append import commit_written, delete_paths, find_key, keyed
+from icewright.actions.arguments import check_rewrite
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
@@ -81,7 +82,7 @@ def rewrite(
     before it stay). Without it a conflict raises and nothing lands. No candidates: a
     no-op result (``committed`` False), not an error.
     """
-    _check_options(min_input_files, target_file_size, partial_progress_max_commits)
+    check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
     timer = Timer()
     current = load(table, catalog)
     if commit_key is not None and partial_progress_max_commits is None:
@@ -238,18 +239,6 @@ def _batches(groups: list[FileGroup], max_commits: int | None) -> list[list[File
         return [groups]
     per_commit = math.ceil(len(groups) / max_commits)
     return [groups[i : i + per_commit] for i in range(0, len(groups), per_commit)]
-
-
-def _check_options(min_files: int, target: int | None, max_commits: int | None) -> None:
-    for name, value, minimum in (
-        ("min_input_files", min_files, 1),
-        ("target_file_size", target, 1),
-        ("partial_progress_max_commits", max_commits, 1),
-    ):
-        if value is None and name != "min_input_files":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def target_size(table: Table, target_file_size: int | None = None) -> int:

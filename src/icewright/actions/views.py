@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, Timer, resolve_catalog, runner_or_default
+from icewright.actions.arguments import check_view_sql
 from icewright.actions.results import ViewResult
 from icewright.errors import NoSuchTable, ValidationError
 
@@ -42,8 +43,7 @@ def publish_view(
     """
     from icewright.catalog import Identifier
 
-    if not isinstance(sql, str) or not sql.strip():
-        raise ValidationError("publish_view needs the view's SQL query")
+    check_view_sql(sql)
     timer = Timer()
     cat = resolve_catalog(catalog)
     ident = Identifier.parse(view)

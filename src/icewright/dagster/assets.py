@@ -32,6 +32,16 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
+from icewright.actions.arguments import (
+    Declaration,
+    check_declaration,
+    check_expire,
+    check_orphans,
+    check_replace,
+    check_rewrite,
+    check_source,
+    check_view_sql,
+)
 from icewright.dagster.execution import (
     annotated,
     data_version,
@@ -187,13 +197,15 @@ def iceberg_table_asset(
     ``sort_by``: ``"id, ts desc"`` or entries. ``asset_options`` go to ``dg.asset``
     (``group_name``, ``deps``, ``owners``, ``tags``, ``description``, ...).
     """
-    declared = _declaration(schema, partition_by, sort_by, properties)
+    declared = check_declaration(schema, partition_by, sort_by, properties)
+    if declared is None:
+        raise ValidationError("iceberg_table_asset needs the table's schema")
 
     def ensure(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import ensure_table
 
         step = _Step(context, resource_key)
-        result = step.run(lambda: ensure_table(table, catalog=step.catalog, **(declared or {})))
+        result = step.run(lambda: ensure_table(table, catalog=step.catalog, **declared.as_kwargs()))
         if result.changes or result.created:
             what = "created" if result.created else "evolved: " + ", ".join(result.changes)
             context.log.info(f"{result.table}: {what}")
@@ -241,7 +253,7 @@ def iceberg_append_asset(
         partitions_def=partitions_def,
         partition_column=partition_column,
         branch=branch,
-        declared=_declaration(schema, partition_by, sort_by, properties),
+        declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
         resource_key=resource_key,
         on_result=on_result,
@@ -278,6 +290,7 @@ def iceberg_replace_asset(
             "a partitioned replace asset replaces its partitions: leave out where and "
             "dynamic_partitions"
         )
+    check_replace(where, dynamic_partitions)
     return _write_asset(
         "replace",
         table,
@@ -285,7 +298,7 @@ def iceberg_replace_asset(
         partitions_def=partitions_def,
         partition_column=partition_column,
         branch=branch,
-        declared=_declaration(schema, partition_by, sort_by, properties),
+        declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
         resource_key=resource_key,
         on_result=on_result,
@@ -302,7 +315,7 @@ def _write_asset(
     partitions_def: dg.PartitionsDefinition[str] | None,
     partition_column: str | None,
     branch: str,
-    declared: dict[str, Any] | None,
+    declared: Declaration | None,
     key: dg.AssetKey | str | Sequence[str] | None,
     resource_key: str,
     on_result: OnResult | None,
@@ -314,8 +327,7 @@ def _write_asset(
             "partitions_def and partition_column go together: partition_column names the "
             "table column the asset's partitions cut (e.g. 'ts' for daily partitions)"
         )
-    if not isinstance(source, str) or not source.strip():
-        raise ValidationError(f"source must be a non-empty string, got {source!r}")
+    check_source(source)
 
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
@@ -325,7 +337,7 @@ def _write_asset(
 
         def act() -> ActionResult:
             if declared is not None:
-                ensure_table(table, catalog=step.catalog, **declared)
+                ensure_table(table, catalog=step.catalog, **declared.as_kwargs())
             values = None if step.scope is None else step.scope.template_values()
             filled = str(fill_template(source, values))
             common: dict[str, Any] = {
@@ -358,38 +370,6 @@ def _write_asset(
         partitions_def=partitions_def,
         **asset_options,
     )
-
-
-def _declaration(
-    schema: Schema | Mapping[str, Any] | str | None,
-    partition_by: SpecLike | str,
-    sort_by: OrderLike | str,
-    properties: Mapping[str, str] | None,
-) -> dict[str, Any] | None:
-    """The arguments of :func:`~icewright.actions.ensure_table` (checked now, so that a
-    bad declaration fails at definition time); None without a schema."""
-    if schema is None:
-        if partition_by or sort_by or properties:
-            raise ValidationError(
-                "partition_by, sort_by and properties declare a table: give schema"
-            )
-        return None
-    from icewright.spec.properties import check_properties
-    from icewright.text.declaration import (
-        parse_order,
-        parse_partitioning,
-        parse_properties,
-        parse_schema,
-    )
-
-    props = parse_properties(properties)
-    check_properties(props)
-    return {
-        "schema": parse_schema(schema),
-        "partition_by": parse_partitioning(partition_by),
-        "sort_by": parse_order(sort_by),
-        "properties": props,
-    }
 
 
 def _maintenance_asset(
@@ -447,6 +427,7 @@ def iceberg_rewrite_asset(
 ) -> dg.AssetsDefinition:
     """An asset (``<table key>/rewrite``) that compacts ``table``'s data files
     (:func:`icewright.actions.rewrite`; arguments as there)."""
+    check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
 
     def act(step: _Step, commit_key: str | None) -> Any:
         from icewright.actions import rewrite
@@ -486,6 +467,7 @@ def iceberg_expire_asset(
 ) -> dg.AssetsDefinition:
     """An asset (``<table key>/expire``) that expires ``table``'s old snapshots and deletes
     the files only they reached (:func:`icewright.actions.expire`)."""
+    check_expire(older_than, retain_last)
 
     def act(step: _Step, commit_key: str | None) -> Any:
         from icewright.actions import expire
@@ -515,6 +497,7 @@ def iceberg_remove_orphans_asset(
     """An asset (``<table key>/remove_orphans``) that deletes files under ``table``'s
     location that no metadata references (:func:`icewright.actions.remove_orphan_files`;
     ``older_than`` defaults to three days ago)."""
+    check_orphans(older_than)
 
     def act(step: _Step, commit_key: str | None) -> Any:
         from icewright.actions import remove_orphan_files
@@ -548,6 +531,7 @@ def iceberg_view_asset(
     """An asset that publishes ``sql`` as a new version of the Iceberg view ``view``
     (:func:`icewright.actions.publish_view`); ``deps`` names the tables' assets it reads
     (names like ``"sales.orders"`` are turned into their table asset keys)."""
+    check_view_sql(sql)
     dep_keys = [
         table_asset_key(d) if isinstance(d, str) and "/" not in d else d for d in deps or ()
     ]

@@ -25,6 +25,7 @@ import dagster as dg
 
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
 from icewright.dagster.execution import annotated
+from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions.health import TableHealth
@@ -54,6 +55,14 @@ def iceberg_table_checks(
     by name; ``blocking`` makes failed ``ERROR`` checks stop downstream materializations."""
     from icewright.actions.health import DEFAULT_SMALL_FILE_BYTES
 
+    _check_bounds(
+        max_age_seconds=max_age_seconds,
+        max_small_file_share=max_small_file_share,
+        small_file_bytes=small_file_bytes,
+        max_snapshots=max_snapshots,
+        max_row_change=max_row_change,
+        schema=schema,
+    )
     key = asset_key or table_asset_key(table)
     small_bytes = small_file_bytes or DEFAULT_SMALL_FILE_BYTES
     wanted: list[tuple[str, str, dg.AssetCheckSeverity, Evaluate]] = []
@@ -111,6 +120,12 @@ def iceberg_table_checks(
             )
         )
     overrides = dict(severities or {})
+    unknown = sorted(set(overrides) - {name for name, *_ in wanted})
+    if unknown:
+        raise ValidationError(
+            f"severities names checks {unknown} that are not defined; the defined ones are "
+            f"{[name for name, *_ in wanted]}"
+        )
     return [
         _check(
             key,
@@ -125,6 +140,34 @@ def iceberg_table_checks(
         )
         for name, text, sev, ev in wanted
     ]
+
+
+def _check_bounds(*, schema: object, **bounds: float | None) -> None:
+    """Every bound is a number in its range, and at least one check is asked for."""
+    if schema is None and all(v is None for v in bounds.values()):
+        raise ValidationError(
+            "iceberg_table_checks needs at least one bound (max_age_seconds, "
+            "max_small_file_share, max_snapshots, schema or max_row_change)"
+        )
+    limits = {
+        "max_age_seconds": (0.0, None),
+        "max_small_file_share": (0.0, 1.0),
+        "small_file_bytes": (1.0, None),
+        "max_snapshots": (1.0, None),
+        "max_row_change": (0.0, None),
+    }
+    for name, value in bounds.items():
+        if value is None:
+            continue
+        low, high = limits[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or value < low
+            or (high is not None and value > high)
+        ):
+            where = f">= {low:g}" + ("" if high is None else f" and <= {high:g}")
+            raise ValidationError(f"{name} must be a number {where}, got {value!r}")
 
 
 def _check(

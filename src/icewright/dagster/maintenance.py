@@ -21,8 +21,10 @@ from typing import Any
 
 import dagster as dg
 
+from icewright.actions.arguments import check_expire, check_orphans, check_rewrite
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
 from icewright.dagster.execution import annotated, commit_key_for, run_step
+from icewright.errors import ValidationError
 
 __all__ = ["MaintenancePlan", "iceberg_maintenance_job", "iceberg_maintenance_schedule"]
 
@@ -41,6 +43,12 @@ class MaintenancePlan:
     expire_retain_last: int | None = None
     remove_orphans: bool = True
     orphans_older_than: str | int | None = None
+
+    def __post_init__(self) -> None:
+        if self.rewrite_min_input_files is not None:
+            check_rewrite(self.rewrite_min_input_files, self.rewrite_target_file_size)
+        check_expire(self.expire_older_than, self.expire_retain_last)
+        check_orphans(self.orphans_older_than)
 
 
 def _op_name(table: str) -> str:
@@ -140,6 +148,8 @@ def iceberg_maintenance_job(
         if isinstance(tables, Mapping)
         else {str(t): plan or MaintenancePlan() for t in tables}
     )
+    if not plans:
+        raise ValidationError("iceberg_maintenance_job needs at least one table")
     ops = [_maintain_op(t, p, resource_key) for t, p in plans.items()]
 
     @dg.job(

@@ -33,7 +33,7 @@ import dagster as dg
 from icewright.commit.summary import COMMIT_KEY
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
 from icewright.dagster.execution import annotated
-from icewright.errors import IcewrightError, NoSuchTable
+from icewright.errors import NoSuchTable, ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions.watch import SnapshotFilter
@@ -79,8 +79,10 @@ def iceberg_snapshot_sensor(
         else {str(t): table_asset_key(str(t)) for t in tables}
     )
     if not keys:
-        raise IcewrightError("iceberg_snapshot_sensor needs at least one table")
+        raise ValidationError("iceberg_snapshot_sensor needs at least one table")
     snapshot_filter = SnapshotFilter.build(operations, None, min_added_records)
+    if not isinstance(branch, str) or not branch:
+        raise ValidationError(f"branch must be a non-empty ref name, got {branch!r}")
 
     def evaluate(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         resource = getattr(context.resources, resource_key)

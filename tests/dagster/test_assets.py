@@ -324,3 +324,24 @@ def test_secrets_stay_out_of_run_config_and_events(
     assert run is not None and secret not in str(run.run_config)
     logs = instance.all_logs(result.run_id)
     assert logs and not any(secret in str(record) for record in logs)
+
+
+def test_spark_submit_runs_the_job_outside_the_step(
+    tmp_path: Path, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    """``SparkConfig(master=...)``: the write job goes through ``spark-submit``."""
+    from icewright.dagster import SparkConfig
+
+    lake = IcebergResource(
+        catalog_uri=f"sqlite:///{tmp_path}/catalog.db",
+        warehouse=str(tmp_path / "warehouse"),
+        spark=SparkConfig(master="local[1]"),
+    )
+    load = iceberg_append_asset(TABLE, ROWS_SOURCE % 7, schema=SCHEMA)
+    result = _materialize([load], lake, instance)
+    assert result.success
+    assert len(_rows(catalog)) == 7
+    # the job ran in a spark-submit process, its output in the step's compute log
+    logs = [e.user_message for e in instance.all_logs(result.run_id)]
+    assert "spark-submit finished with exit code 0" in logs
+    assert any(m.startswith("icewright job: result (ok) written to") for m in logs)

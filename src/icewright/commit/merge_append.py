@@ -11,6 +11,7 @@ here for compatibility.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.append import FastAppend
@@ -20,6 +21,7 @@ from icewright.commit.manifest_merge import (
     _bool_property,
 )
 from icewright.commit.merging_snapshot_producer import MergingSnapshotProducer, to_expression
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.manifest.data_file import DataFile
 from icewright.spec.snapshots import MAIN_BRANCH, Operation
@@ -38,13 +40,10 @@ class MergeAppend(MergingSnapshotProducer):
         table: Table,
         files: Iterable[DataFile] = (),
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         for f in files:
             self.append_file(f)
 

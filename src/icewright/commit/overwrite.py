@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.commit.validation import ConflictScope, PartitionSet
 from icewright.errors import ValidationError
@@ -111,18 +113,10 @@ class OverwriteFiles(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
-        case_sensitive: bool = True,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table,
-            branch=branch,
-            commit_key=commit_key,
-            snapshot_properties=snapshot_properties,
-            case_sensitive=case_sensitive,
-        )
+        super().__init__(table, options=options, **keywords)
         self._deleted_data_files: dict[str, DataFile] = {}
         self._conflict_filter: Expression | None = None
         self._check_added_match_filter = False
@@ -263,13 +257,10 @@ class ReplacePartitions(MergingSnapshotProducer):
         table: Table,
         files: Iterable[DataFile] = (),
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         self._set_summary(keys.REPLACE_PARTITIONS, "true")
         self._replaced = PartitionSet()
         self._validate_data = False

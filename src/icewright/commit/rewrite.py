@@ -16,9 +16,11 @@ fails (``ValidationError``) when that may no longer hold on the table it commits
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.commit.validation import ConflictScope
 from icewright.errors import ValidationError
@@ -36,13 +38,10 @@ class RewriteFiles(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         # Every file named for removal must be found live (Java: failMissingDeletePaths).
         self._fail_missing_delete_paths()
         self._replaced: dict[str, DataFile] = {}

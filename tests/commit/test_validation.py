@@ -309,7 +309,7 @@ def flaky(tmp_path: Path) -> FlakyCatalog:
 
 def _flaky_table(cat: SqlCatalog) -> tuple[Table, Setup]:
     from icewright.spec.partitioning import build_partition_spec
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     spec = build_partition_spec(SCHEMA, [("day", "ts"), ("identity", "region")])
     table = cat.create_table("db.orders", SCHEMA, spec, properties=FAST)

@@ -10,7 +10,7 @@ here for compatibility.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Unpack
 
 from icewright.catalog.base import Table
@@ -24,7 +24,7 @@ from icewright.commit.merging_snapshot_producer import MergingSnapshotProducer, 
 from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.manifest.data_file import DataFile
-from icewright.spec.snapshots import MAIN_BRANCH, Operation
+from icewright.spec.snapshots import Operation
 
 __all__ = ["MergeAppend", "MergingSnapshotProducer", "append", "new_append", "to_expression"]
 
@@ -60,9 +60,8 @@ def new_append(
     table: Table,
     files: Iterable[DataFile] = (),
     *,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> MergeAppend | FastAppend:
     """An append of ``files``: a :class:`MergeAppend` when the table's
     ``commit.manifest-merge.enabled`` is true (the default), else a fast append."""
@@ -70,20 +69,15 @@ def new_append(
         table.metadata.properties, MANIFEST_MERGE_ENABLED, MANIFEST_MERGE_ENABLED_DEFAULT
     )
     cls = MergeAppend if merge else FastAppend
-    return cls(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    )
+    return cls(table, files, options=options, **keywords)
 
 
 def append(
     table: Table,
     files: Iterable[DataFile],
     *,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Append ``files`` to ``table`` in one snapshot and commit it (see :func:`new_append`)."""
-    return new_append(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    ).commit()
+    return new_append(table, files, options=options, **keywords).commit()

@@ -51,7 +51,7 @@ from icewright.expressions import (
 )
 from icewright.manifest.data_file import DataFile, FileContent
 from icewright.spec.properties import read_property
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = [
@@ -345,10 +345,8 @@ def overwrite(
     start_snapshot_id: int | None = None,
     isolation_level: IsolationLevel | str | None = None,
     command: str = "update",
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
-    case_sensitive: bool = True,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Commit a copy-on-write overwrite as Spark does.
 
@@ -359,10 +357,8 @@ def overwrite(
     """
     op = OverwriteFiles(
         table,
-        branch=branch,
-        commit_key=commit_key,
-        snapshot_properties=snapshot_properties,
-        case_sensitive=case_sensitive,
+        options=options,
+        **keywords,
     )
     if row_filter is not None:
         op.overwrite_by_row_filter(row_filter)
@@ -388,18 +384,15 @@ def replace_partitions(
     validate_append_only: bool = False,
     validate_no_conflicting_data: bool = False,
     validate_no_conflicting_deletes: bool = False,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Replace the partitions of ``files`` with ``files`` (a dynamic overwrite) and commit.
 
     Like Java, nothing is validated unless asked; conflicts are checked against commits
     after ``start_snapshot_id`` (default: the branch head of ``table``).
     """
-    op = ReplacePartitions(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    )
+    op = ReplacePartitions(table, files, options=options, **keywords)
     if start_snapshot_id is not None:
         op.validate_from_snapshot(start_snapshot_id)
     if validate_append_only:

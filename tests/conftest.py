@@ -1,4 +1,22 @@
-"""Suite-wide settings.
+"""Suite-wide settings and the fixtures every test folder shares.
+
+The shared setup is written once, in ``tests/support`` modules registered here as
+plugins, so a test asks for a fixture by name and never imports one:
+
+* ``sqlite_catalog`` / ``catalog``, ``pyiceberg_catalog``, ``glue_mock`` and
+  :func:`tests.support.catalogs.make_catalog` (every catalog kind): ``tests.support.catalogs``;
+* ``postgres_url`` (a PostgreSQL server): ``tests.support.postgres``;
+* ``s3_server`` (moto's S3 server on 127.0.0.1): ``tests.support.s3``;
+* ``spark`` (the one local SparkSession of the process): ``tests.support.spark``;
+* ``airflow_home`` (a migrated Airflow home): ``tests.support.airflow``;
+* ``iceberg_java`` and ``duckdb_iceberg`` (the peers): ``tests.support.java``,
+  ``tests.support.duckdb``;
+* ``embedded_home`` / ``embedded_catalog`` (the default catalog of a temporary
+  ``ICEWRIGHT_HOME``): ``tests.support.embedded``.
+
+A folder's own ``conftest.py`` holds only what is particular to it (and may give a
+shared name such as ``catalog`` its folder's meaning). Session fixtures start their
+service on first use only.
 
 Hypothesis: no per-example deadline and no "too slow" health check, because the
 suite runs on a shared 2-core machine where a slow example says nothing about
@@ -8,6 +26,19 @@ correctness; every property still runs its full number of examples.
 from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
+
+# java before duckdb, which imports it (a plugin is rewritten for assertions only when
+# pytest imports it first)
+pytest_plugins = [
+    "tests.support.airflow",
+    "tests.support.catalogs",
+    "tests.support.java",
+    "tests.support.duckdb",
+    "tests.support.embedded",
+    "tests.support.postgres",
+    "tests.support.s3",
+    "tests.support.spark",
+]
 
 settings.register_profile("icewright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("icewright")

@@ -27,7 +27,7 @@ from icewright.errors import (
 )
 from icewright.io.local import local_path
 from icewright.manifest.data_file import DataFile
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
 
 
 def _job_files(catalog: SqlCatalog) -> tuple[Table, list[DataFile]]:

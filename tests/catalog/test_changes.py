@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import json
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -61,11 +60,9 @@ SCHEMA = Schema(
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> Table:
-    cat = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
-    cat.create_namespace("db")
+def table(sqlite_catalog: SqlCatalog) -> Table:
     spec = build_partition_spec(SCHEMA, [("identity", "region")])
-    return cat.create_table("db.t", SCHEMA, spec)
+    return sqlite_catalog.create_table("db.t", SCHEMA, spec)
 
 
 def _history(table: Table) -> list[TableMetadata]:

@@ -21,8 +21,8 @@ from icewright.errors import (
     NoSuchTable,
     ValidationError,
 )
-from tests.catalog.conftest import GLUE_PROPERTIES
 from tests.catalog.helpers import SCHEMA, changed, metadata_files, view_metadata
+from tests.support.catalogs import GLUE_PROPERTIES
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from icewright.catalog import (
     load_catalog,
 )
 from icewright.errors import ValidationError
-from tests.catalog.conftest import GLUE_PROPERTIES
 from tests.catalog.helpers import SCHEMA
+from tests.support.catalogs import GLUE_PROPERTIES
 
 
 def test_default_catalog_lives_in_icewright_home(

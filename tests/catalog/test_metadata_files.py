@@ -116,9 +116,8 @@ def test_unsupported_version_keeps_its_type(tmp_path: Path) -> None:
     assert str(path) in str(raised.value)
 
 
-def test_write_metadata_path_is_honoured(tmp_path: Path) -> None:
-    catalog = SqlCatalog("t", f"sqlite:///{tmp_path}/c.db", str(tmp_path / "wh"))
-    catalog.create_namespace("db")
+def test_write_metadata_path_is_honoured(tmp_path: Path, sqlite_catalog: SqlCatalog) -> None:
+    catalog = sqlite_catalog
     elsewhere = str(tmp_path / "meta")
     table = catalog.create_table("db.t", SCHEMA, properties={"write.metadata.path": elsewhere})
     assert table.metadata_location.startswith(elsewhere + "/00000-")

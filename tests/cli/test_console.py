@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.cli.conftest import icewright, pyiceberg_catalog
+from tests.cli.support import icewright, pyiceberg_catalog
 
 SCHEMA = "id long not null, ts timestamptz, region string"
 

@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icewright.cli import main
-from tests.cli.conftest import pyiceberg_catalog
+from tests.cli.support import pyiceberg_catalog
 
 SOURCE = (
     "sql:SELECT id, CAST(id AS STRING) AS name, "

@@ -1,5 +1,8 @@
-"""Helpers shared by the commit tests: rows, real data and delete files, and three readers.
+"""Helpers shared by the commit tests: the table schema, rows, real data and delete files,
+and three readers.
 
+* :data:`SCHEMA`: the schema of the ``make_table`` fixture's tables (``id``, ``ts``,
+  ``region``);
 * rows and files: :func:`rows`, :func:`files_for`, :func:`one_file`,
   :func:`position_delete_file`, :func:`equality_delete_file` (real Parquet files written
   through the table's FileIO, so they work on every catalog kind);
@@ -31,8 +34,15 @@ from icewright.manifest.data_file import DataFile, FileContent, FileFormat, Mani
 from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan import plan_files
-from icewright.spec.types import LongType, StringType
+from icewright.spec.schema import Schema
+from icewright.spec.types import LongType, NestedField, StringType, TimestamptzType
 from icewright.spec.values import to_bytes
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "ts", TimestamptzType()),
+    NestedField(3, "region", StringType()),
+)
 
 __all__ = [
     "FAST",

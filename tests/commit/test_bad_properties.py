@@ -19,7 +19,7 @@ from icewright.commit.properties import UpdateProperties
 from icewright.errors import ValidationError
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField
-from tests.cli.conftest import icewright
+from tests.cli.support import icewright
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))
 

@@ -38,8 +38,8 @@ from icewright.manifest.data_file import DataFile
 from icewright.scan import plan_files
 from icewright.spec.documents import StringMap
 from icewright.spec.table_metadata import TableMetadata
-from tests.catalog.conftest import CATALOG_KINDS, make_catalog
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
+from tests.support.catalogs import CATALOG_KINDS, make_catalog
 
 DAY = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
 

@@ -61,10 +61,9 @@ from icewright.errors import ValidationError
 from icewright.scan import plan_files
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.types import StringType
-from tests.catalog.conftest import CATALOG_KINDS, make_catalog
-from tests.commit.conftest import SCHEMA
 from tests.commit.support import (
     FAST,
+    SCHEMA,
     avro_files,
     files_for,
     pyiceberg_read,
@@ -72,6 +71,7 @@ from tests.commit.support import (
     rows,
     scan_rows,
 )
+from tests.support.catalogs import CATALOG_KINDS, make_catalog
 
 # --- the operations ------------------------------------------------------------------------
 

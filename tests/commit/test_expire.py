@@ -41,7 +41,6 @@ from icewright.spec.snapshots import (
 )
 from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile
 from icewright.spec.table_metadata import TableMetadata
-from tests.support.s3 import s3_server  # noqa: F401
 
 UTC = dt.UTC
 TAG, BRANCH = SnapshotRefType.TAG, SnapshotRefType.BRANCH
@@ -604,7 +603,7 @@ def flaky(tmp_path: Path) -> FlakyCatalog:
 
 
 def _flaky_history(cat: FlakyCatalog, **props: str) -> Table:
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     t = cat.create_table("db.orders", SCHEMA, properties={"commit.retry.min-wait-ms": "1", **props})
     t, _ = _overwrite_history(t)
@@ -667,11 +666,11 @@ def test_lost_race_reapplies_on_the_refreshed_table(flaky: FlakyCatalog, tmp_pat
     assert ids == [100, 101, 102, 200, 201, 500]
 
 
-def test_cleanup_on_s3_deletes_in_batches(s3_server: Any) -> None:  # noqa: F811
+def test_cleanup_on_s3_deletes_in_batches(s3_server: Any) -> None:
     bucket = s3_server.new_bucket()
     cat = FileSystemCatalog("s3", f"s3://{bucket}/wh", **s3_server.properties)
     cat.create_namespace("db")
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     t, f = _overwrite_history(cat.create_table("db.orders", SCHEMA))
     before = all_files(t)

@@ -111,7 +111,7 @@ def flaky(tmp_path: Any) -> FlakyCatalog:
 
 
 def _table(cat: SqlCatalog, **props: str) -> Table:
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     return cat.create_table("db.t", SCHEMA, properties={"commit.retry.min-wait-ms": "1", **props})
 

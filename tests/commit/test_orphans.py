@@ -18,7 +18,7 @@ from icewright.commit.orphans import FileKey, file_key, remove_orphan_files
 from icewright.errors import ValidationError
 from icewright.io.local import local_path
 from icewright.spec.statistics import StatisticsFile
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
 from tests.commit.test_expire import (
     _overwrite_history,
     all_files,
@@ -28,7 +28,6 @@ from tests.commit.test_expire import (
     pyiceberg_view,
     rows,
 )
-from tests.support.s3 import s3_server  # noqa: F401
 
 DAY_MS = 86_400_000
 
@@ -205,7 +204,7 @@ def test_file_system_catalog_keeps_version_hint_and_logged_metadata(tmp_path: Pa
     assert t.refresh().metadata.current_snapshot_id == t.metadata.current_snapshot_id
 
 
-def test_s3_schemes_compare_equal_and_buckets_conflict(s3_server: Any) -> None:  # noqa: F811
+def test_s3_schemes_compare_equal_and_buckets_conflict(s3_server: Any) -> None:
     bucket = s3_server.new_bucket()
     cat = FileSystemCatalog("s3", f"s3://{bucket}/wh", **s3_server.properties)
     cat.create_namespace("db")

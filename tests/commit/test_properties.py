@@ -16,7 +16,7 @@ from icewright.commit.append import fast_append
 from icewright.commit.properties import SetLocation, UpdateProperties, UpgradeFormatVersion
 from icewright.errors import UnsupportedFormatVersion, ValidationError
 from icewright.manifest.data_file import DataFile
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
 
 UTC = dt.UTC
 

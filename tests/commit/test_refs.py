@@ -27,7 +27,6 @@ from icewright.manifest.manifest import ManifestWriter, read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.spec.snapshots import Operation, Snapshot, SnapshotRefType
 from icewright.spec.table_metadata import TableMetadata
-from tests.support.java import iceberg_java  # noqa: F401
 
 UTC = dt.UTC
 
@@ -445,7 +444,7 @@ def test_ancestor_ids_walks_parents(history: tuple[Table, list[int]]) -> None:
 @pytest.mark.interop
 def test_iceberg_java_reads_branches_tags_and_picks(
     history: tuple[Table, list[int]],
-    iceberg_java: Any,  # noqa: F811
+    iceberg_java: Any,
 ) -> None:
     table = wap_table(history)
     _, (s1, _, _) = history

@@ -14,9 +14,9 @@ from icewright.commit.overwrite import ReplacePartitions, replace_partitions
 from icewright.commit.row_delta import RowDelta
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile
-from tests.commit.conftest import SCHEMA
 from tests.commit.support import (
     FAST,
+    SCHEMA,
     avro_files,
     files_for,
     one_file,

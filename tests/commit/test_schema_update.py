@@ -41,7 +41,7 @@ from icewright.spec.types import (
     StringType,
     StructType,
 )
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
 
 pytestmark = pytest.mark.interop
 

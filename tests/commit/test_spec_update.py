@@ -20,7 +20,6 @@ from icewright.commit.append import fast_append
 from icewright.commit.spec_update import ReplaceSortOrder, UpdatePartitionSpec
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile
-from tests.support.java import iceberg_java  # noqa: F401
 
 UTC = dt.UTC
 
@@ -241,7 +240,7 @@ def test_sort_order_replace_reuses_identical_orders(make_table: Callable[..., Ta
 
 def test_sorted_table_made_unsorted_lists_order_zero(catalog: SqlCatalog) -> None:
     from icewright.spec.sorting import build_sort_order
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     table = catalog.create_table("db.s", SCHEMA, sort_order=build_sort_order(SCHEMA, ["id"]))
     assert [o.order_id for o in table.metadata.sort_orders] == [1]
@@ -265,7 +264,7 @@ def test_sort_order_errors(make_table: Callable[..., Table]) -> None:
 @pytest.mark.interop
 def test_iceberg_java_reads_the_evolved_table(
     make_table: Callable[..., Table],
-    iceberg_java: Any,  # noqa: F811
+    iceberg_java: Any,
 ) -> None:
     table = make_table()
     first = fast_append(table, files_for(table, rows(3, 1, "eu", 0)))

@@ -30,7 +30,7 @@ from icewright.io.local import local_path
 from icewright.manifest.data_file import DataFile
 from icewright.scan import plan_files
 from icewright.spec.types import StringType
-from tests.commit.conftest import SCHEMA
+from tests.commit.support import SCHEMA
 
 
 def _files(table: Table, start: int, region: str = "eu") -> list[DataFile]:

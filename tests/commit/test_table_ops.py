@@ -43,8 +43,7 @@ from icewright.spec.types import (
     StructType,
     TimestamptzType,
 )
-from tests.commit.conftest import SCHEMA
-from tests.support.java import iceberg_java  # noqa: F401
+from tests.commit.support import SCHEMA
 
 UTC = dt.UTC
 
@@ -254,7 +253,7 @@ def test_schema_type_needing_v3_is_refused_on_replace(catalog: SqlCatalog) -> No
 @pytest.mark.interop
 def test_iceberg_java_reads_the_replaced_table(
     catalog: SqlCatalog,
-    iceberg_java: Any,  # noqa: F811
+    iceberg_java: Any,
 ) -> None:
     table = create_table(catalog, "db.t", SCHEMA, [("identity", "region")])
     first = fast_append(table, files(table, range(3)))

@@ -197,7 +197,7 @@ def test_generic_updates_and_refs_in_one_transaction(make_table: Callable[..., T
 
 
 def test_lost_races_are_retried_inside_one_loop(tmp_path: Path) -> None:
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     class Flaky(SqlCatalog):
         fail_next = 0

@@ -11,6 +11,7 @@ table-driven matrix over every operation and catalog kind is
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,7 +309,7 @@ def flaky(tmp_path: Path) -> FlakyCatalog:
 
 def _flaky_table(cat: SqlCatalog) -> tuple[Table, Setup]:
     from icewright.spec.partitioning import build_partition_spec
-    from tests.commit.conftest import SCHEMA
+    from tests.commit.support import SCHEMA
 
     spec = build_partition_spec(SCHEMA, [("day", "ts"), ("identity", "region")])
     table = cat.create_table("db.orders", SCHEMA, spec, properties=FAST)
@@ -371,10 +372,10 @@ def test_commit_key_commits_each_operation_once(
     op = OPS[name].build(table, Setup(e1, u1), 1000)
     op_key = f"dag/{name}/run/0"
     # Give the operation a commit key after construction, as every producer accepts one.
-    op.commit_key = op_key  # type: ignore[attr-defined]
+    op.options = dataclasses.replace(op.options, commit_key=op_key)  # type: ignore[attr-defined]
     first = op.commit(table)
     again_op = OPS[name].build(first.table, Setup(e1, u1), 3000)
-    again_op.commit_key = op_key  # type: ignore[attr-defined]
+    again_op.options = op.options  # type: ignore[attr-defined]
     before = avro_files(first.table)
     again = again_op.commit(first.table)
     assert first.committed and not again.committed

@@ -26,8 +26,7 @@ from icewright.errors import (
 from icewright.spec.schema import Schema
 from icewright.spec.types import IntegerType, LongType, NestedField, StringType
 from icewright.spec.view_metadata import ViewMetadata
-from tests.commit.conftest import SCHEMA
-from tests.support.java import iceberg_java  # noqa: F401
+from tests.commit.support import SCHEMA
 
 VIEW_SCHEMA = Schema(NestedField(1, "region", StringType()), NestedField(2, "n", LongType()))
 OTHER_SCHEMA = Schema(NestedField(1, "region", StringType()), NestedField(2, "n", IntegerType()))
@@ -206,11 +205,10 @@ def test_retries_give_up_after_num_retries(tmp_path: Path) -> None:
 
 @pytest.mark.interop
 def test_iceberg_java_parses_the_view_files(
-    tmp_path: Path,
-    iceberg_java: Any,  # noqa: F811
+    sqlite_catalog: SqlCatalog,
+    iceberg_java: Any,
 ) -> None:
-    c = SqlCatalog("test", uri=f"sqlite:///{tmp_path}/j.db", warehouse=str(tmp_path / "wh"))
-    c.create_namespace("db")
+    c = sqlite_catalog
     first = create_view(c, "db.v", {"spark": SQL, "trino": SQL}, VIEW_SCHEMA, comment="c")
     second = replace_view(
         c, "db.v", {"spark": "SELECT 1", "trino": "SELECT 1"}, OTHER_SCHEMA, default_catalog="prod"

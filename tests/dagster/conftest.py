@@ -11,7 +11,6 @@ import pytest
 
 from icewright.catalog import SqlCatalog
 from icewright.dagster import IcebergResource
-from tests.spark.conftest import spark  # noqa: F401 - the one session of the process
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ pipeline: ``tests.sensors.support``.
 """
 
 # The session fixture airflow_home is imported below, so test parameters "redefine" it:
-# ruff: noqa: F811
 from __future__ import annotations
 
 import json
@@ -38,7 +37,6 @@ from tests.support.airflow import (
     AIRFLOW_BIN,
     AirflowHome,
     airflow,
-    airflow_home,  # noqa: F401
     dag_run_state,
     dags_test,
     explain,

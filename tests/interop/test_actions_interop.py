@@ -63,7 +63,6 @@ from icewright.scan import plan_files
 from icewright.spark.read import read_table
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
-from tests.spark.conftest import spark  # noqa: F401 - the one SparkSession of the process
 from tests.support.duckdb import duckdb_scan_columns
 from tests.support.java import (
     IcebergJava,
@@ -228,7 +227,7 @@ ICEWRIGHT_ROWS: list[Row] = [(P[5], "iw", day(1, 7), 7.0), (Q[1], "iw", day(1, 8
 
 @pytest.fixture(scope="module")
 def world(
-    spark: SparkSession,  # noqa: F811 - the fixture imported above
+    spark: SparkSession,
     iceberg_java: IcebergJava,
     duckdb_iceberg: Any,
     tmp_path_factory: pytest.TempPathFactory,
@@ -623,7 +622,7 @@ def test_java_subprocesses_and_wall_time(world: World) -> None:
 
 
 def test_rewrite_compacts_with_distribution_none(
-    spark: SparkSession,  # noqa: F811 - the fixture imported above
+    spark: SparkSession,
     tmp_path: Path,
 ) -> None:
     catalog = load_catalog(f"sqlite:///{tmp_path / 'catalog.db'}")

@@ -31,7 +31,6 @@ from tests.actions.test_sql_predicates import (
     STRING_LITERALS,
     spark_kept,
 )
-from tests.spark.conftest import spark  # noqa: F401 - the one SparkSession of the process
 from tests.support.java import IcebergJava, step_insert, step_sql
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -89,7 +88,7 @@ def _cases() -> list[tuple[list[tuple[Any, ...]], str]]:
 
 
 def test_java_delete_agrees_with_spark_sql(
-    spark: SparkSession,  # noqa: F811 - the fixture imported above
+    spark: SparkSession,
     iceberg_java: IcebergJava,
     tmp_path: Path,
 ) -> None:

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from icewright.io import FileIO, LocalFileIO, S3FileIO
-from tests.support.s3 import S3TestServer, s3_server  # noqa: F401
-
-
-@dataclass
-class Backend:
-    """A FileIO and an empty root location (no trailing slash) to work under."""
-
-    name: str
-    io: FileIO
-    root: str
-
-    def path(self, rel: str) -> str:
-        return f"{self.root}/{rel}"
+from icewright.io import LocalFileIO, S3FileIO
+from tests.io.support import Backend
+from tests.support.s3 import S3TestServer
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icewright.errors import FileAlreadyExists, NoSuchFile
-from tests.io.conftest import Backend
+from tests.io.support import Backend
 
 
 def test_write_read_exists_size_delete_round_trip(backend: Backend) -> None:

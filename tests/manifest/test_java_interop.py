@@ -19,7 +19,6 @@ from icewright.manifest import (
     read_manifest,
     read_manifest_list,
 )
-from tests.support.java import iceberg_java  # noqa: F401  (the session fixture)
 
 from .samples import (
     ALL_TYPES_SPEC_NO_FIXED,
@@ -106,7 +105,7 @@ def java_entry(e: ManifestEntry) -> dict[str, Any]:
 
 def test_iceberg_java_reads_what_icewright_writes(
     tmp_path: Path,
-    iceberg_java: Any,  # noqa: F811
+    iceberg_java: Any,
 ) -> None:
     snapshots = {}
     for version in (1, 2):

@@ -1,7 +1,12 @@
-"""Fixtures of the provider tests: Airflow home, PostgreSQL, moto S3."""
+"""The trigger tests open the same catalog the sensor tests do (see tests/sensors/conftest.py)."""
 
 from __future__ import annotations
 
-from tests.support.airflow import airflow_home  # noqa: F401
-from tests.support.postgres import postgres_url  # noqa: F401
-from tests.support.s3 import s3_server  # noqa: F401
+import pytest
+
+from icewright.catalog import Catalog
+
+
+@pytest.fixture
+def catalog(embedded_catalog: Catalog) -> Catalog:
+    return embedded_catalog

@@ -4,7 +4,6 @@ process."""
 
 # The fixtures come from tests/sensors/conftest.py (imported below), so test parameters
 # "redefine" them:
-# ruff: noqa: F811
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +28,6 @@ from icewright.providers.triggers import (
     file_watermark_path,
     watched_iceberg_asset,
 )
-from tests.sensors.conftest import catalog, home  # noqa: F401
 from tests.sensors.support import REPO, TABLE, append, compact, make_table
 
 POLL = 0.1

@@ -13,7 +13,7 @@ from icewright.errors import InvalidMetadata
 from icewright.manifest import DataFile, EntryStatus, FileContent, FileFormat, ManifestEntry
 from icewright.scan import DELETE_FILE_PATH_FIELD_ID, DeleteFileIndex, partition_key
 from icewright.spec.partitioning import PartitionSpec, build_partition_spec
-from tests.scan.conftest import SCHEMA
+from tests.scan.support import SCHEMA
 
 UNPARTITIONED = PartitionSpec(spec_id=0)
 BY_REGION = build_partition_spec(SCHEMA, [("identity", "region")], spec_id=1)

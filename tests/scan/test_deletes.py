@@ -13,7 +13,7 @@ import pytest
 from icewright.catalog import Table
 from icewright.commit.spec_update import UpdatePartitionSpec
 from icewright.scan import TableScan, plan_files
-from tests.scan.conftest import (
+from tests.scan.support import (
     append,
     equality_delete,
     make_rows,

@@ -39,14 +39,7 @@ from icewright.scan import TableScan, plan_files, plan_snapshot, select_columns
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, StructType
 from tests.expressions.oracle import to_py
-from tests.scan.conftest import (
-    START,
-    CountingFileIO,
-    append,
-    make_rows,
-    row_delta,
-    write,
-)
+from tests.scan.support import START, CountingFileIO, append, make_rows, row_delta, write
 
 UTC = dt.UTC
 DAY_US = 86_400_000_000

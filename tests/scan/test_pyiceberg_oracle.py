@@ -27,7 +27,7 @@ from icewright.expressions import (
 from icewright.scan import plan_files
 from icewright.spec.partitioning import build_partition_spec
 from tests.expressions.oracle import to_py
-from tests.scan.conftest import (
+from tests.scan.support import (
     CATALOG_NAME,
     NAMES,
     REGIONS,

@@ -21,7 +21,7 @@ from icewright.scan import (
     snapshot_id_as_of_time,
 )
 from icewright.spec.snapshots import SnapshotLogEntry
-from tests.scan.conftest import append, make_rows, pause
+from tests.scan.support import append, make_rows, pause
 
 UTC = dt.UTC
 

@@ -23,7 +23,17 @@ from icewright.manifest.data_file import DataFile
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
 
-__all__ = ["SCHEMA", "TABLE", "append", "compact", "delete_all", "make_table", "sql_catalog"]
+__all__ = [
+    "SCHEMA",
+    "TABLE",
+    "TaskInstanceXComs",
+    "TaskStateStore",
+    "append",
+    "compact",
+    "delete_all",
+    "make_table",
+    "sql_catalog",
+]
 
 TABLE = "sales.orders"
 SCHEMA = Schema(
@@ -99,6 +109,39 @@ def main(argv: list[str]) -> int:
     result = append(load_catalog(uri), int(rows), name=name, props=props or None)
     print(result.snapshot_id, flush=True)
     return 0
+
+
+class TaskInstanceXComs:
+    """The two task-instance calls the sensor makes (``xcom_push``, ``xcom_pull`` with
+    ``include_prior_dates``), over a dict shared between "runs"; the real ones are exercised
+    under ``airflow dags test`` in tests/example_dags."""
+
+    def __init__(self, task_id: str, store: dict[tuple[str, str], Any] | None = None) -> None:
+        self.task_id = task_id
+        self.store: dict[tuple[str, str], Any] = {} if store is None else store
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.store[(self.task_id, key)] = value
+
+    def xcom_pull(
+        self, task_ids: str, key: str = "return_value", include_prior_dates: bool = False
+    ) -> Any:
+        assert include_prior_dates, "the previous run's value needs include_prior_dates"
+        return self.store.get((task_ids, key))
+
+
+class TaskStateStore:
+    """``context['task_state_store']``'s get/set, over a dict (one task instance)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        assert value is not None
+        self.values[key] = value
 
 
 if __name__ == "__main__":

@@ -17,8 +17,7 @@ from icewright.providers.triggers import IcebergSnapshotTrigger
 from icewright.sensors import IcebergSnapshotSensor
 from icewright.sensors import snapshot as sensor_module
 from icewright.sensors.snapshot import LAST_LOCATION_KEY, WATERMARK_XCOM_KEY
-from tests.sensors.conftest import TaskInstanceXComs, TaskStateStore
-from tests.sensors.support import TABLE, append, compact
+from tests.sensors.support import TABLE, TaskInstanceXComs, TaskStateStore, append, compact
 
 UTC = dt.UTC
 

@@ -78,13 +78,6 @@ REPO = Path(__file__).resolve().parents[2]
 # --- helpers ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> SqlCatalog:
-    cat = SqlCatalog("test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=str(tmp_path / "wh"))
-    cat.create_namespace("db")
-    return cat
-
-
 def plain(value: Any) -> Any:
     """A collected Spark value as plain Python (rows as dicts, binary as bytes)."""
     if isinstance(value, Row):

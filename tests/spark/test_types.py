@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -269,11 +268,9 @@ def test_align_names_missing_required_and_extra_columns(spark: SparkSession) -> 
 
 
 def test_align_with_evolution_matches_update_schema_ids(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, sqlite_catalog: SqlCatalog
 ) -> None:
-    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh"))
-    catalog.create_namespace("db")
-    table = catalog.create_table("db.t", TABLE)
+    table = sqlite_catalog.create_table("db.t", TABLE)
     table = update_schema(table).delete_column("name").commit().table  # last-column-id stays 7
     base = table.metadata.schema()
     df = _frame(

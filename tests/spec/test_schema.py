@@ -12,7 +12,13 @@ from pyiceberg import schema as pys
 from pyiceberg import types as pyt
 
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema
+from icewright.spec.schema import (
+    Schema,
+    assign_fresh_ids,
+    assign_ids_like,
+    fresh_ids,
+    walk_fields,
+)
 from icewright.spec.types import (
     DecimalType,
     DoubleType,
@@ -433,3 +439,64 @@ def test_random_schemas_agree_with_pyiceberg(s: Schema) -> None:
     assert Schema.from_json(theirs) == s
     assert py_schema.highest_field_id == s.highest_field_id
     assert list(py_schema.identifier_field_ids) == list(s.identifier_field_ids)
+
+
+# --- id assignment (Java TypeUtil.assignFreshIds) ---------------------------------------------
+
+NESTED = Schema(
+    NestedField(10, "id", LongType(), required=True),
+    NestedField(
+        11,
+        "loc",
+        StructType(
+            NestedField(20, "lat", DoubleType()),
+            NestedField(21, "tags", ListType(30, StringType())),
+        ),
+    ),
+    NestedField(12, "m", MapType(40, StringType(), 41, LongType())),
+    identifier_field_ids=(10,),
+)
+
+
+def test_fresh_ids_number_a_struct_before_its_nested_fields() -> None:
+    fresh, id_map = assign_fresh_ids(NESTED)
+    assert [(".".join(p), f.field_id) for p, f in _walk(fresh)] == [
+        ("id", 1),
+        ("loc", 2),
+        ("loc.lat", 4),
+        ("loc.tags", 5),
+        ("loc.tags.element", 6),
+        ("m", 3),
+        ("m.key", 7),
+        ("m.value", 8),
+    ]
+    assert fresh.identifier_field_ids == (1,) and id_map[10] == 1
+    counter = iter(range(100, 200))
+    t = fresh_ids(NESTED.find_field("loc").field_type, lambda: next(counter))
+    assert isinstance(t, StructType)
+    assert [f.field_id for f in t.fields] == [100, 101]
+
+
+def test_ids_like_a_base_keep_known_names_and_number_new_ones_after_the_last() -> None:
+    base = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "loc", StructType(NestedField(3, "lat", DoubleType()))),
+    )
+    renumbered, last = assign_ids_like(NESTED, base, last_column_id=9)
+    ids = {".".join(p): f.field_id for p, f in _walk(renumbered)}
+    assert ids == {
+        "id": 1,
+        "loc": 2,
+        "m": 10,
+        "loc.lat": 3,
+        "loc.tags": 11,
+        "loc.tags.element": 12,
+        "m.key": 13,
+        "m.value": 14,
+    }
+    assert last == 14 and renumbered.identifier_field_ids == (1,)
+    assert assign_ids_like(base, base, last_column_id=9) == (base, 9)
+
+
+def _walk(schema: Schema) -> list[tuple[tuple[str, ...], NestedField]]:
+    return list(walk_fields(schema.fields))

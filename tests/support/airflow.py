@@ -1,10 +1,7 @@
 """A real Airflow 3 for tests: a temporary ``AIRFLOW_HOME`` with a SQLite metadata database.
 
-Use it from any test folder's ``conftest.py``::
-
-    from tests.support.airflow import airflow_home  # noqa: F401
-
-and in a test::
+The root ``tests/conftest.py`` registers this module as a plugin, so any test asks for
+``airflow_home`` by name (never import the fixture)::
 
     from tests.support.airflow import add_connection, dags_test
 

@@ -5,11 +5,8 @@ The extensions come from the pip packages ``duckdb-extension-avro`` and
 nothing is downloaded: auto-install and auto-load are off and the two files are
 LOADed by path, avro first because iceberg needs it to read manifests.
 
-Use the fixture from any test folder's ``conftest.py``::
-
-    from tests.support.duckdb import duckdb_iceberg  # noqa: F401
-
-and in a test::
+The root ``tests/conftest.py`` registers this module as a plugin, so any test asks for
+``duckdb_iceberg`` by name (never import the fixture)::
 
     def test_x(duckdb_iceberg):
         rows = duckdb_scan(metadata_path, connection=duckdb_iceberg)

@@ -20,9 +20,8 @@ or make a single call: ``iceberg_java.scan(path)``. A request that Java rejects
 raises :class:`IcebergJavaError` (with the Java exception class and message)
 when its ``.value`` is read; the other requests in the batch still answer.
 
-Use the fixture from any test folder's ``conftest.py``::
-
-    from tests.support.java import iceberg_java  # noqa: F401
+The root ``tests/conftest.py`` registers this module as a plugin, so any test asks for
+``iceberg_java`` by name (never import the fixture).
 
 Values come back as Python values (see ``sorted_rows`` and ``ScanResult``):
 decimal -> Decimal, binary/fixed -> bytes, date -> datetime.date, Iceberg

@@ -1,10 +1,7 @@
 """A real PostgreSQL server for tests, started from the Debian package's binaries.
 
-Use it from any test folder's ``conftest.py``::
-
-    from tests.support.postgres import postgres_url  # noqa: F401
-
-and in a test::
+The root ``tests/conftest.py`` registers this module as a plugin, so any test asks for
+``postgres_url`` by name (never import the fixture)::
 
     def test_x(postgres_url):
         engine = sqlalchemy.create_engine(postgres_url)

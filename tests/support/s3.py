@@ -1,10 +1,7 @@
 """A real S3 endpoint for tests: moto's server on 127.0.0.1, one per session.
 
-Use it from any test folder's ``conftest.py``::
-
-    from tests.support.s3 import s3_server  # noqa: F401
-
-and in a test::
+The root ``tests/conftest.py`` registers this module as a plugin, so any test asks for
+``s3_server`` by name (never import the fixture)::
 
     def test_x(s3_server):
         bucket = s3_server.new_bucket()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,9 @@ from icewright.actions._common import (
 )
 from icewright.actions.append import append
 from icewright.actions.results import ActionResult
+from icewright.commit import create_or_replace_table, create_table, drop_table
 from icewright.errors import TableAlreadyExists, ValidationError
+from icewright.runners.store import JobSubmitted
 
 if TYPE_CHECKING:
     from icewright.catalog import Catalog, Identifier, Table
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
     from icewright.spark.write import Source
     from icewright.spec.schema import Schema
 
-__all__ = ["create"]
+__all__ = ["CreateStarted", "create", "drop_created", "finish_create", "start_create"]
+
+log = logging.getLogger(__name__)
 
 
 def create(
@@ -52,26 +57,79 @@ def create(
     ``["id", ("ts", "desc")]``). With ``if_not_exists`` an existing table is left as it
     is (``committed`` False, no data written); with ``or_replace`` it is replaced
     (keeping its history). From a source there are two commits: the creation (or
-    replacement), then an append of the source's rows (``commit_key`` goes to that
-    append; the result describes it). If that write fails, a table this call created is
-    dropped again; a replaced table stays replaced and empty.
+    replacement, :func:`start_create`), then an append of the source's rows
+    (:func:`finish_create`; ``commit_key`` goes to that append and the result describes
+    it). If that write fails, a table this call created is dropped again; a replaced
+    table stays replaced and empty. A caller whose runner detaches the job calls the two
+    steps itself and resumes with :func:`finish_create` (as the deferrable operator does).
     """
-    if if_not_exists and or_replace:
-        raise ValidationError("pass if_not_exists or or_replace, not both")
     if schema is None and source is None:
         raise ValidationError("create needs a schema or a source to derive it from")
+    jobs = runner_or_default(runner) if source is not None else None
+    plan = Timer()
+    if schema is None:
+        assert jobs is not None and source is not None
+        with plan.phase("plan"):
+            schema = jobs.source_schema(source)
+    started = start_create(
+        table,
+        catalog=catalog,
+        schema=schema,
+        partition_by=partition_by,
+        sort_by=sort_by,
+        properties=properties,
+        location=location,
+        format_version=format_version,
+        if_not_exists=if_not_exists,
+        or_replace=or_replace,
+    )
+    result = dataclasses.replace(started.result, timings={**plan.done(), **started.result.timings})
+    if source is None or not result.committed:
+        return result
+    return finish_create(
+        table,
+        source,
+        catalog=catalog,
+        made=started.made,
+        commit_key=commit_key,
+        runner=jobs,
+        timings=result.timings,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class CreateStarted:
+    """The first step of a creation: its result, and whether it made the table (a table
+    that did not exist before), which a failed write drops again."""
+
+    result: ActionResult
+    made: bool
+
+
+def start_create(
+    table: TableLike,
+    *,
+    catalog: CatalogLike = None,
+    schema: Schema,
+    partition_by: SpecLike = None,
+    sort_by: OrderLike = None,
+    properties: Mapping[str, str] | None = None,
+    location: str | None = None,
+    format_version: int = 2,
+    if_not_exists: bool = False,
+    or_replace: bool = False,
+) -> CreateStarted:
+    """The creation commit of :func:`create` (no data): the new or replaced table, or with
+    ``if_not_exists`` the existing one left as it is (``committed`` False)."""
+    if if_not_exists and or_replace:
+        raise ValidationError("pass if_not_exists or or_replace, not both")
     timer = Timer()
     cat = resolve_catalog(catalog)
     ident = identifier(table)
-    jobs = runner_or_default(runner) if source is not None else None
-    if schema is None:
-        assert jobs is not None
-        with timer.phase("plan"):
-            schema = jobs.source_schema(source)  # type: ignore[arg-type]
     existed = cat.table_exists(ident)
     if existed and if_not_exists:
         current = cat.load_table(ident)
-        return _result(current, committed=False, timer=timer)
+        return CreateStarted(_result(current, committed=False, timer=timer), made=False)
     with timer.phase("commit"):
         created = _create(
             cat,
@@ -84,18 +142,46 @@ def create(
             format_version=format_version,
             or_replace=or_replace,
         )
-    if source is None:
-        return _result(created, committed=True, timer=timer)
-    try:
-        appended = append(created, source, commit_key=commit_key, runner=jobs)
-    except Exception:
-        if not existed:
-            from icewright.commit import drop_table
+    return CreateStarted(_result(created, committed=True, timer=timer), made=not existed)
 
-            drop_table(cat, ident, purge=True)
+
+def finish_create(
+    table: TableLike,
+    source: Source,
+    *,
+    catalog: CatalogLike = None,
+    made: bool,
+    commit_key: str | None = None,
+    runner: Runner | None = None,
+    timings: Mapping[str, float] | None = None,
+) -> ActionResult:
+    """The second step of :func:`create`: append ``source``'s rows to the table
+    :func:`start_create` made (``made``) or replaced. Resumable: called again with the
+    same ``commit_key`` after the runner detached the job
+    (:class:`~icewright.runners.store.JobSubmitted`, which leaves the table as it is), it
+    reuses the job's stored result. Any other failure drops a table the creation made.
+    """
+    cat = resolve_catalog(catalog)
+    try:
+        appended = append(table, source, catalog=cat, commit_key=commit_key, runner=runner)
+    except JobSubmitted:
+        raise  # the job runs on; the caller resumes with the same commit key
+    except Exception as e:
+        if made:
+            try:
+                drop_created(table, catalog=cat)
+            except Exception as drop_error:  # the write's failure matters more
+                e.add_note(f"the table could not be dropped again: {drop_error}")
         raise
-    timings = {**timer.done(), **{f"append.{k}": v for k, v in appended.timings.items()}}
-    return dataclasses.replace(appended, timings=timings)
+    merged = {**(timings or {}), **{f"append.{k}": v for k, v in appended.timings.items()}}
+    return dataclasses.replace(appended, timings=merged)
+
+
+def drop_created(table: TableLike, *, catalog: CatalogLike = None) -> None:
+    """Drop (and purge) a table a creation made after its write failed or was lost."""
+    ident = identifier(table)
+    log.info("dropping %s, which this creation made, after its write failed", ident)
+    drop_table(resolve_catalog(catalog), ident, purge=True)
 
 
 def _create(
@@ -110,8 +196,6 @@ def _create(
     format_version: int,
     or_replace: bool,
 ) -> Table:
-    from icewright.commit import create_or_replace_table, create_table
-
     if or_replace:
         return create_or_replace_table(
             cat, ident, schema, spec, order, properties, location, format_version

@@ -9,17 +9,18 @@ and Retry").
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from icewright.catalog.base import Table
-from icewright.commit.snapshot_producer import SnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions, SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.commit.update import CommitResult
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
 from icewright.manifest.manifest_list import ManifestListReader
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 
@@ -31,13 +32,10 @@ class FastAppend(SnapshotProducer):
         table: Table,
         files: Iterable[DataFile] = (),
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         self._files: list[DataFile] = []
         self._new_manifests: list[ManifestFile] | None = None
         self._spec_ids = frozenset(table.metadata.specs_by_id())
@@ -129,15 +127,13 @@ def fast_append(
     table: Table,
     files: Iterable[DataFile],
     *,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Append ``files`` to ``table`` in one snapshot and commit it."""
     return FastAppend(
         table,
         files,
-        branch=branch,
-        commit_key=commit_key,
-        snapshot_properties=snapshot_properties,
+        options=options,
+        **keywords,
     ).commit()

@@ -16,15 +16,17 @@ longer live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.errors import ValidationError
 from icewright.expressions import Expression
 from icewright.manifest.data_file import DataFile, FileContent
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["DeleteFiles", "delete_files"]
@@ -37,18 +39,10 @@ class DeleteFiles(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
-        case_sensitive: bool = True,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table,
-            branch=branch,
-            commit_key=commit_key,
-            snapshot_properties=snapshot_properties,
-            case_sensitive=case_sensitive,
-        )
+        super().__init__(table, options=options, **keywords)
         self._validate_files_exist = False
 
     def delete_file(self, file: DataFile | str) -> DeleteFiles:
@@ -87,18 +81,14 @@ def delete_files(
     paths: Iterable[DataFile | str] = (),
     row_filter: Expression | str | None = None,
     validate_files_exist: bool = False,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
-    case_sensitive: bool = True,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Remove the data files at ``paths`` and those whose rows all match ``row_filter``."""
     op = DeleteFiles(
         table,
-        branch=branch,
-        commit_key=commit_key,
-        snapshot_properties=snapshot_properties,
-        case_sensitive=case_sensitive,
+        options=options,
+        **keywords,
     )
     for p in paths:
         op.delete_file(p)

@@ -10,7 +10,8 @@ here for compatibility.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.append import FastAppend
@@ -20,9 +21,10 @@ from icewright.commit.manifest_merge import (
     _bool_property,
 )
 from icewright.commit.merging_snapshot_producer import MergingSnapshotProducer, to_expression
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.manifest.data_file import DataFile
-from icewright.spec.snapshots import MAIN_BRANCH, Operation
+from icewright.spec.snapshots import Operation
 
 __all__ = ["MergeAppend", "MergingSnapshotProducer", "append", "new_append", "to_expression"]
 
@@ -38,13 +40,10 @@ class MergeAppend(MergingSnapshotProducer):
         table: Table,
         files: Iterable[DataFile] = (),
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         for f in files:
             self.append_file(f)
 
@@ -61,9 +60,8 @@ def new_append(
     table: Table,
     files: Iterable[DataFile] = (),
     *,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> MergeAppend | FastAppend:
     """An append of ``files``: a :class:`MergeAppend` when the table's
     ``commit.manifest-merge.enabled`` is true (the default), else a fast append."""
@@ -71,20 +69,15 @@ def new_append(
         table.metadata.properties, MANIFEST_MERGE_ENABLED, MANIFEST_MERGE_ENABLED_DEFAULT
     )
     cls = MergeAppend if merge else FastAppend
-    return cls(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    )
+    return cls(table, files, options=options, **keywords)
 
 
 def append(
     table: Table,
     files: Iterable[DataFile],
     *,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Append ``files`` to ``table`` in one snapshot and commit it (see :func:`new_append`)."""
-    return new_append(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    ).commit()
+    return new_append(table, files, options=options, **keywords).commit()

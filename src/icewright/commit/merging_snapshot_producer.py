@@ -16,11 +16,12 @@ the committed snapshot does not list is reported by :meth:`files_not_committed` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.manifest_filter import ManifestFilter
 from icewright.commit.manifest_merge import ManifestMerger
-from icewright.commit.snapshot_producer import SnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions, SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.commit.validation import read_entries, snapshot_manifests
 from icewright.errors import ValidationError
@@ -36,7 +37,7 @@ from icewright.manifest.data_file import (
 )
 from icewright.manifest.manifest import ManifestWriter
 from icewright.spec.partitioning import PartitionSpec
-from icewright.spec.snapshots import MAIN_BRANCH, Snapshot
+from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["MergingSnapshotProducer", "to_expression"]
@@ -95,16 +96,12 @@ class MergingSnapshotProducer(SnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
-        case_sensitive: bool = True,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         props = table.metadata.properties
-        self.case_sensitive = case_sensitive
+        case_sensitive = self.case_sensitive
         self._data_filter = ManifestFilter(ManifestContent.DATA, case_sensitive=case_sensitive)
         self._delete_filter = ManifestFilter(ManifestContent.DELETES, case_sensitive=case_sensitive)
         self._data_merger = ManifestMerger.from_properties(props)
@@ -116,7 +113,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         self._new_delete_manifests: list[ManifestFile] | None = None
         self._summary_properties: dict[str, str] = {}
         self._last_manifests: set[str] = set()
-        head = table.metadata.snapshot_for_ref(branch)
+        head = table.metadata.snapshot_for_ref(self.branch)
         self.starting_snapshot_id: int | None = head.snapshot_id if head else None
 
     # --- configuration (for subclasses) ---------------------------------------------

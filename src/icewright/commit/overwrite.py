@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.commit.validation import ConflictScope, PartitionSet
 from icewright.errors import ValidationError
@@ -49,7 +51,7 @@ from icewright.expressions import (
 )
 from icewright.manifest.data_file import DataFile, FileContent
 from icewright.spec.properties import read_property
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = [
@@ -111,18 +113,10 @@ class OverwriteFiles(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
-        case_sensitive: bool = True,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table,
-            branch=branch,
-            commit_key=commit_key,
-            snapshot_properties=snapshot_properties,
-            case_sensitive=case_sensitive,
-        )
+        super().__init__(table, options=options, **keywords)
         self._deleted_data_files: dict[str, DataFile] = {}
         self._conflict_filter: Expression | None = None
         self._check_added_match_filter = False
@@ -263,13 +257,10 @@ class ReplacePartitions(MergingSnapshotProducer):
         table: Table,
         files: Iterable[DataFile] = (),
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         self._set_summary(keys.REPLACE_PARTITIONS, "true")
         self._replaced = PartitionSet()
         self._validate_data = False
@@ -354,10 +345,8 @@ def overwrite(
     start_snapshot_id: int | None = None,
     isolation_level: IsolationLevel | str | None = None,
     command: str = "update",
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
-    case_sensitive: bool = True,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Commit a copy-on-write overwrite as Spark does.
 
@@ -368,10 +357,8 @@ def overwrite(
     """
     op = OverwriteFiles(
         table,
-        branch=branch,
-        commit_key=commit_key,
-        snapshot_properties=snapshot_properties,
-        case_sensitive=case_sensitive,
+        options=options,
+        **keywords,
     )
     if row_filter is not None:
         op.overwrite_by_row_filter(row_filter)
@@ -397,18 +384,15 @@ def replace_partitions(
     validate_append_only: bool = False,
     validate_no_conflicting_data: bool = False,
     validate_no_conflicting_deletes: bool = False,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Replace the partitions of ``files`` with ``files`` (a dynamic overwrite) and commit.
 
     Like Java, nothing is validated unless asked; conflicts are checked against commits
     after ``start_snapshot_id`` (default: the branch head of ``table``).
     """
-    op = ReplacePartitions(
-        table, files, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    )
+    op = ReplacePartitions(table, files, options=options, **keywords)
     if start_snapshot_id is not None:
         op.validate_from_snapshot(start_snapshot_id)
     if validate_append_only:

@@ -15,15 +15,17 @@ fails (``ValidationError``) when that may no longer hold on the table it commits
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.update import CommitResult
 from icewright.commit.validation import ConflictScope
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["RewriteFiles", "rewrite_files"]
@@ -36,13 +38,10 @@ class RewriteFiles(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-        )
+        super().__init__(table, options=options, **keywords)
         # Every file named for removal must be found live (Java: failMissingDeletePaths).
         self._fail_missing_delete_paths()
         self._replaced: dict[str, DataFile] = {}
@@ -160,18 +159,15 @@ def rewrite_files(
     *,
     start_snapshot_id: int | None = None,
     use_starting_sequence_number: bool = False,
-    branch: str = MAIN_BRANCH,
-    commit_key: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
+    options: SnapshotOptions | None = None,
+    **keywords: Unpack[SnapshotKeywords],
 ) -> CommitResult:
     """Replace ``deleted`` with ``added`` (compaction) and commit.
 
     Conflicts are checked against commits after ``start_snapshot_id`` (default: the branch
     head of ``table``, the state the rewritten files were read from).
     """
-    op = RewriteFiles(
-        table, branch=branch, commit_key=commit_key, snapshot_properties=snapshot_properties
-    )
+    op = RewriteFiles(table, options=options, **keywords)
     op.rewrite_files(deleted, added)
     if start_snapshot_id is not None:
         op.validate_from_snapshot(start_snapshot_id)

@@ -17,15 +17,17 @@ starting snapshot (default: the branch head of the table handle it was built on)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from icewright.catalog.base import Table
 from icewright.commit.merge_append import MergingSnapshotProducer
+from icewright.commit.snapshot_producer import SnapshotKeywords, SnapshotOptions
 from icewright.commit.validation import ConflictScope, is_ancestor_of
 from icewright.errors import ValidationError
 from icewright.expressions import ALWAYS_TRUE, Expression
 from icewright.manifest.data_file import DataFile, FileContent
-from icewright.spec.snapshots import MAIN_BRANCH, Operation, Snapshot
+from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["RowDelta"]
@@ -38,18 +40,10 @@ class RowDelta(MergingSnapshotProducer):
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
-        case_sensitive: bool = True,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
-        super().__init__(
-            table,
-            branch=branch,
-            commit_key=commit_key,
-            snapshot_properties=snapshot_properties,
-            case_sensitive=case_sensitive,
-        )
+        super().__init__(table, options=options, **keywords)
         self._referenced: set[str] = set()
         self._removed: dict[str, DataFile] = {}
         self._validate_deletes = False

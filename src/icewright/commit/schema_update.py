@@ -33,7 +33,7 @@ from icewright.commit.union_by_name import union_by_name as _union_by_name
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.spec.documents import StringMap
-from icewright.spec.schema import Schema, check_format_version, reassign_ids
+from icewright.spec.schema import Schema, check_format_version, fresh_ids
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     IcebergType,
@@ -217,7 +217,7 @@ class UpdateSchema(PendingUpdate):
                 "format v3), or call allow_incompatible_changes()"
             )
         new_id = self._next_id()
-        new_type = reassign_ids(field_type, lambda _old: self._next_id())
+        new_type = fresh_ids(field_type, self._next_id)
         self._updates[new_id] = NestedField(
             new_id, name, new_type, required, doc, initial_default, write_default
         )

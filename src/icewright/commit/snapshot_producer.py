@@ -20,6 +20,7 @@ import time
 import uuid
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict, Unpack
 
 from icewright import __version__
 from icewright.catalog.base import Table
@@ -50,27 +51,88 @@ def metadata_dir(metadata: TableMetadata) -> str:
     return (custom or f"{metadata.location.rstrip('/')}/metadata").rstrip("/")
 
 
+@dataclasses.dataclass(frozen=True)
+class SnapshotOptions:
+    """What every snapshot-producing operation is told besides its files: the branch it
+    commits to, the commit key that makes it exactly-once (``icewright.commit-key``),
+    extra snapshot summary properties, and whether column names in its filters are
+    case-sensitive.
+
+    Give it as ``options=`` or give its fields as keywords of the same names (Java's
+    ``toBranch``, ``set`` and ``caseSensitive``)::
+
+        opts = SnapshotOptions(branch="audit", commit_key="load-42")
+        FastAppend(table, files, options=opts)
+        FastAppend(table, files, branch="audit", commit_key="load-42")  # the same
+    """
+
+    branch: str = MAIN_BRANCH
+    commit_key: str | None = None
+    snapshot_properties: Mapping[str, str] = dataclasses.field(default_factory=StringMap)
+    case_sensitive: bool = True
+
+    def __post_init__(self) -> None:
+        # kept as an immutable StringMap, which also refuses non-string entries
+        if not isinstance(self.snapshot_properties, StringMap):
+            props = StringMap(self.snapshot_properties or {})
+            object.__setattr__(self, "snapshot_properties", props)
+
+    @classmethod
+    def of(cls, options: SnapshotOptions | None, keywords: SnapshotKeywords) -> SnapshotOptions:
+        """``options`` (or the defaults) with the given ``keywords`` on top."""
+        base = cls() if options is None else options
+        fields: dict[str, Any] = dict(keywords)
+        if "snapshot_properties" in fields:
+            fields["snapshot_properties"] = fields["snapshot_properties"] or {}
+        return dataclasses.replace(base, **fields) if fields else base
+
+
+class SnapshotKeywords(TypedDict, total=False):
+    """The fields of :class:`SnapshotOptions`, as keywords of an operation's constructor."""
+
+    branch: str
+    commit_key: str | None
+    snapshot_properties: Mapping[str, str] | None
+    case_sensitive: bool
+
+
 class SnapshotProducer(PendingUpdate):
-    """Base of the operations that add a snapshot to a branch."""
+    """Base of the operations that add a snapshot to a branch.
+
+    Every operation takes its :class:`SnapshotOptions` the same way: ``options=`` or the
+    options' fields as keywords.
+    """
 
     def __init__(
         self,
         table: Table,
         *,
-        branch: str = MAIN_BRANCH,
-        commit_key: str | None = None,
-        snapshot_properties: Mapping[str, str] | None = None,
+        options: SnapshotOptions | None = None,
+        **keywords: Unpack[SnapshotKeywords],
     ) -> None:
         self._table = table
-        self.branch = branch
-        self.commit_key = commit_key
+        self.options = SnapshotOptions.of(options, keywords)
         self.snapshot_id = new_snapshot_id()
         self._commit_uuid = uuid.uuid4()
-        self._snapshot_properties = dict(snapshot_properties or {})
         self._manifest_count = 0
         self._written_manifests: list[str] = []
         self._manifest_lists: list[str] = []
         self._attempt = 0
+
+    @property
+    def branch(self) -> str:
+        """The branch this operation commits to."""
+        return self.options.branch
+
+    @property
+    def commit_key(self) -> str | None:
+        """The commit key recorded with the snapshot (None: not keyed)."""
+        return self.options.commit_key
+
+    @property
+    def case_sensitive(self) -> bool:
+        """Whether column names in this operation's filters are case-sensitive."""
+        return self.options.case_sensitive
 
     # --- what leaf operations state -------------------------------------------------
 
@@ -143,7 +205,7 @@ class SnapshotProducer(PendingUpdate):
         self._manifest_lists.append(list_path)
 
         props = builder.build()
-        props.update(self._snapshot_properties)
+        props.update(self.options.snapshot_properties)
         props[keys.ENGINE_NAME] = "icewright"
         props[keys.ENGINE_VERSION] = __version__
         if self.commit_key is not None:

@@ -42,7 +42,7 @@ from icewright.spec.partitioning import (
     build_partition_spec,
 )
 from icewright.spec.properties import check_properties
-from icewright.spec.schema import Schema, check_format_version, reassign_ids
+from icewright.spec.schema import Schema, assign_ids_like, check_format_version
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
 )
@@ -53,9 +53,6 @@ from icewright.spec.table_metadata import (
     TableMetadata,
 )
 from icewright.spec.transforms import VOID
-from icewright.spec.types import (
-    StructType,
-)
 
 __all__ = [
     "ReplaceTable",
@@ -244,7 +241,7 @@ def build_replacement(
                     f"a v1 table needs partition field ids 1000, 1001, ... in order; field "
                     f"{f.name!r} has {f.field_id}"
                 )
-    fresh, last_column_id = _assign_ids_like(schema, base.schema(), base.last_column_id)
+    fresh, last_column_id = assign_ids_like(schema, base.schema(), base.last_column_id)
     check_format_version(fresh, version)
     # Partition ids follow the base's format rules (v1: positional, with voids), as in Java.
     metadata = dataclasses.replace(
@@ -294,30 +291,6 @@ def _target_version(
             f"cannot downgrade a v{base.format_version} table to v{version} while replacing it"
         )
     return version
-
-
-def _assign_ids_like(schema: Schema, base: Schema, last_column_id: int) -> tuple[Schema, int]:
-    """Java ``TypeUtil.assignFreshIds(schema, baseSchema, nextId)``: a column whose full
-    name is in ``base`` keeps that id; others get ``last_column_id + 1`` and up, a
-    struct's own fields before anything nested in them."""
-    counter = [last_column_id]
-
-    def id_for(old_id: int) -> int:
-        try:
-            return base.find_field(schema.column_name(old_id)).field_id
-        except ValidationError:
-            counter[0] += 1
-            return counter[0]
-
-    struct = reassign_ids(StructType(*schema.fields), id_for)
-    assert isinstance(struct, StructType)
-    fields = struct.fields
-    probe = Schema(*fields)
-    identifiers = tuple(
-        probe.find_field(schema.column_name(i)).field_id for i in schema.identifier_field_ids
-    )
-    fresh = Schema(*fields, identifier_field_ids=identifiers)
-    return fresh, max(last_column_id, counter[0], fresh.highest_field_id)
 
 
 def _with_schema(base: TableMetadata, schema: Schema, last_column_id: int) -> TableMetadata:

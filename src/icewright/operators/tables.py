@@ -135,11 +135,10 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
         )
 
     def _create_then_append(self, commit_key: str | None) -> Any:
-        """The deferrable form of a creation from a source: the same two commits as
-        :func:`icewright.actions.create`, with the append's job detached."""
-        import dataclasses
-
-        from icewright.actions import append, create
+        """The deferrable form of a creation from a source: the two steps of
+        :func:`icewright.actions.create` (``start_create``, then ``finish_create``, which
+        the resumed task calls again), with the append's job detached."""
+        from icewright.actions.create import finish_create, start_create
 
         runner = self.make_runner()
         timings: dict[str, float] = {}
@@ -148,8 +147,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
             if schema is None:
                 schema = runner.source_schema(self.source)
             self._ensure_namespace()
-            existed = self.catalog.table_exists(self.table)
-            made = create(
+            started = start_create(
                 self.table,
                 catalog=self.catalog,
                 schema=schema,
@@ -161,41 +159,32 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
                 if_not_exists=self.if_not_exists,
                 or_replace=self.or_replace,
             )
-            if not made.committed:  # if_not_exists on an existing table: no data written
-                return made
-            created = not existed
-            timings = dict(made.timings)
+            if not started.result.committed:  # if_not_exists on an existing table
+                return started.result
+            made = started.made
+            timings = dict(started.result.timings)
         else:
-            created = bool(self.resumed.get("created"))
-        self.defer_extra = {"created": created}
-        from icewright.runners.store import JobSubmitted
-
-        try:
-            appended = append(
-                self.table, self.source, catalog=self.catalog, commit_key=commit_key, runner=runner
-            )
-        except JobSubmitted:
-            raise
-        except Exception:
-            if created:
-                self._drop_created()
-            raise
-        merged = {**timings, **{f"append.{k}": v for k, v in appended.timings.items()}}
-        return dataclasses.replace(appended, timings=merged)
-
-    def _drop_created(self) -> None:
-        from icewright.commit import drop_table
-
-        self.log.info("dropping %s, which this task created, after its write failed", self.table)
-        try:
-            drop_table(self.catalog, self.table, purge=True)
-        except Exception as e:  # the failure that brought us here matters more
-            self.log.warning("could not drop %s: %s", self.table, e)
+            made = bool(self.resumed.get("created"))
+        self.defer_extra = {"created": made}
+        return finish_create(
+            self.table,
+            self.source,
+            catalog=self.catalog,
+            made=made,
+            commit_key=commit_key,
+            runner=runner,
+            timings=timings,
+        )
 
     def on_job_abandoned(self, context: Context) -> None:
         """Drop the table this task created when its deferred write was lost."""
+        from icewright.actions.create import drop_created
+
         if self.resumed and self.resumed.get("created"):
-            self._drop_created()
+            try:
+                drop_created(self.table, catalog=self.catalog)
+            except Exception as e:  # the lost job is the failure to report
+                self.log.warning("could not drop %s: %s", self.table, e)
 
 
 class IcebergAppendOperator(IcebergBaseOperator):

@@ -34,7 +34,7 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's idiom
 from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema, reassign_ids
+from icewright.spec.schema import Schema, fresh_ids
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -180,11 +180,11 @@ def from_spark_type(data_type: T.DataType, next_id: Callable[[], int]) -> Iceber
     """The Iceberg type of a Spark type, nested ids drawn from ``next_id``.
 
     Ids are drawn in Iceberg Java's ``TypeUtil.assignFreshIds`` order
-    (:func:`icewright.spec.schema.reassign_ids`), which is also the order icewright's
+    (:func:`icewright.spec.schema.fresh_ids`), which is also the order icewright's
     ``UpdateSchema`` uses.
     """
     placeholders = itertools.count(1)
-    return reassign_ids(_converted(data_type, lambda: next(placeholders)), lambda _old: next_id())
+    return fresh_ids(_converted(data_type, lambda: next(placeholders)), next_id)
 
 
 def _converted(data_type: T.DataType, next_id: Callable[[], int]) -> IcebergType:

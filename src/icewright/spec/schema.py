@@ -296,6 +296,13 @@ def reassign_ids(t: IcebergType, new_id: Callable[[int], int]) -> IcebergType:
     return t
 
 
+def fresh_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
+    """``t`` with every nested field id drawn from ``next_id``, in :func:`reassign_ids`'
+    order: the fresh ids of a type built with placeholder ids (parsed schema text, a Spark
+    type) or of a column being added (``UpdateSchema.addColumn``)."""
+    return reassign_ids(t, lambda _old: next_id())
+
+
 def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
     """The schema renumbered 1..n in Iceberg's order (:func:`reassign_ids`), and the
     old-to-new id map.
@@ -313,6 +320,32 @@ def assign_fresh_ids(schema: Schema) -> tuple[Schema, dict[int, int]]:
     assert isinstance(struct, StructType)
     identifiers = tuple(id_map[i] for i in schema.identifier_field_ids)
     return Schema(*struct.fields, schema_id=0, identifier_field_ids=identifiers), id_map
+
+
+def assign_ids_like(schema: Schema, base: Schema, last_column_id: int) -> tuple[Schema, int]:
+    """Java ``TypeUtil.assignFreshIds(schema, baseSchema, nextId)``, the ids of a replaced
+    table's schema: a column whose full name is in ``base`` keeps that id; the others get
+    ``last_column_id + 1`` and up in :func:`reassign_ids`' order. Returns the schema
+    (identifier fields following their columns) and the new last column id."""
+    counter = itertools.count(last_column_id + 1)
+    last = last_column_id
+
+    def id_for(old_id: int) -> int:
+        nonlocal last
+        try:
+            return base.find_field(schema.column_name(old_id)).field_id
+        except ValidationError:
+            last = next(counter)
+            return last
+
+    struct = reassign_ids(StructType(*schema.fields), id_for)
+    assert isinstance(struct, StructType)
+    probe = Schema(*struct.fields)
+    identifiers = tuple(
+        probe.find_field(schema.column_name(i)).field_id for i in schema.identifier_field_ids
+    )
+    renumbered = Schema(*struct.fields, identifier_field_ids=identifiers)
+    return renumbered, max(last, renumbered.highest_field_id)
 
 
 def check_format_version(schema: Schema, format_version: int, hint: str = "") -> None:

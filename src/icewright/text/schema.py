@@ -18,7 +18,7 @@ timestamp_ns timestamptz_ns string uuid binary``) plus the SQL spellings ``bool`
 
 Field ids are assigned fresh, the way Iceberg Java's ``TypeUtil.assignFreshIds`` does:
 the fields of a struct take consecutive ids, then the types nested in them, in order
-(:func:`icewright.spec.schema.reassign_ids`).
+(:func:`icewright.spec.schema.assign_fresh_ids`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from icewright.errors import ValidationError
-from icewright.spec.schema import Schema, reassign_ids
+from icewright.spec.schema import Schema, assign_fresh_ids
 from icewright.spec.types import (
     DecimalType,
     FixedType,
@@ -108,10 +108,8 @@ def parse_schema(text: str) -> Schema:
             raise ValidationError(f"schema: column {name!r} is defined more than once")
     # built with placeholder ids, then numbered once in Java's order
     placeholders = itertools.count(1)
-    fresh = itertools.count(1)
-    struct = reassign_ids(StructType(*_fields(columns, placeholders)), lambda _old: next(fresh))
-    assert isinstance(struct, StructType)
-    return Schema(*struct.fields)
+    fresh, _ = assign_fresh_ids(Schema(*_fields(columns, placeholders)))
+    return fresh
 
 
 # --- the parse tree before ids are assigned -------------------------------------------------
@@ -231,7 +229,7 @@ def _type(stream: TokenStream) -> _Type:
     return _Type("primitive", primitive)
 
 
-# --- building types (placeholder ids; reassign_ids numbers them) ---------------------------
+# --- building types (placeholder ids; assign_fresh_ids numbers them) ---------------------------
 
 
 def _fields(fields: list[_Field], ids: Iterator[int]) -> list[NestedField]:

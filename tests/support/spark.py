@@ -1,14 +1,18 @@
-"""One local SparkSession for every Spark test in the process (small and quiet)."""
+"""One local SparkSession for every Spark test in the process (small and quiet).
+
+A fixture of the root ``tests/conftest.py`` (``pytest_plugins``): a test asks for
+``spark`` and gets the shared session, built by icewright's own local runner.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-from pyspark.sql import SparkSession
 
-from icewright.spark.session import local_session
-from tests.support.s3 import s3_server  # noqa: F401 - a real S3 endpoint (moto) for tests
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 TEST_CONF = {
     "spark.master": "local[2]",
@@ -21,6 +25,8 @@ TEST_CONF = {
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     """The shared session, built by icewright's own local runner."""
+    from icewright.spark.session import local_session
+
     session = local_session(**TEST_CONF)
     session.sparkContext.setLogLevel("ERROR")
     yield session

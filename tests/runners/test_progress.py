@@ -8,10 +8,9 @@ import time
 from pyspark.sql import SparkSession
 
 from icewright.runners.progress import active_stages, logged_stage_progress
-from tests.spark.conftest import spark  # noqa: F401 - the one session of the process
 
 
-def test_progress_lines_while_a_job_runs(spark: SparkSession) -> None:  # noqa: F811
+def test_progress_lines_while_a_job_runs(spark: SparkSession) -> None:
     assert active_stages(spark) is None  # nothing running
     lines: list[str] = []
     with logged_stage_progress(lambda: spark, lines.append, "load", interval=0.2):

@@ -9,11 +9,15 @@ SQLite catalog, then plans three scans of it with each engine:
 - an ``id`` range (a metrics filter: two files of each manifest hold such ids);
 - the whole table (no filter).
 
-Each engine plans in its own process (icewright and pyiceberg: a child Python process
-that loads the table from the catalog; Iceberg Java: ``table.newScan().filter(f)
-.planFiles()`` through the py4j gateway of a local Spark session in ``.venv-java``, the
-table loaded by metadata location). Loading is not timed; each figure is the median of
-``--repeat`` plans. The peak resident memory of each Python child is reported.
+icewright plans each twice: with every column metric in the tasks (its default, and what
+pyiceberg gives, so compared with pyiceberg) and with ``column_stats=False`` (only the
+metrics the filter reads: what Java's ``planFiles()`` gives without
+``includeColumnStats()``, so compared with Java). Each engine plans in its own process
+(icewright and pyiceberg: a child Python process that loads the table from the catalog;
+Iceberg Java: ``table.newScan().filter(f).planFiles()`` through the py4j gateway of a
+local Spark session in ``.venv-java``, the table loaded by metadata location). Loading
+is not timed; each figure is the median of ``--repeat`` plans. The peak resident memory
+of each Python child is reported.
 
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/plan.py [--files 100000]
         [--manifests 100] [--repeat 3] [--keep DIR] [--no-java] [--only icewright]
@@ -109,13 +113,14 @@ def icewright_child(root: Path, repeat: int) -> dict[str, Any]:
         expr: Expression = ALWAYS_TRUE
         for op, column, value in terms:
             expr = and_(expr, builders[op](column, value))
-        seconds = []
-        tasks = 0
-        for _ in range(repeat):
-            start = time.perf_counter()
-            tasks = len(plan_files(table, filter=expr))
-            seconds.append(time.perf_counter() - start)
-        out[name] = {"seconds": seconds, "tasks": tasks}
+        for stats in (True, False):
+            seconds = []
+            tasks = 0
+            for _ in range(repeat):
+                start = time.perf_counter()
+                tasks = len(plan_files(table, filter=expr, column_stats=stats))
+                seconds.append(time.perf_counter() - start)
+            out[name if stats else f"{name} (no stats)"] = {"seconds": seconds, "tasks": tasks}
     return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -212,19 +217,21 @@ def main() -> None:
     def median(kind: str, name: str) -> float:
         return statistics.median(results[kind]["filters"][name]["seconds"])
 
+    # pyiceberg's tasks carry every column metric, as icewright's do by default; Java's
+    # planFiles() leaves them out (no includeColumnStats()), as column_stats=False does.
     worst: dict[str, float] = {}
     for name in FILTERS:
         tasks = {kind: r["filters"][name]["tasks"] for kind, r in results.items()}
         if len(set(tasks.values())) != 1:
             raise SystemExit(f"{name}: the engines disagree on the task count: {tasks}")
-        ours = median("icewright", name)
-        line = f"{name:20s} {tasks['icewright']:>9,} tasks   icewright {ours:7.2f}s"
-        for peer in ("pyiceberg", "java"):
+        for peer, ours_name in (("pyiceberg", name), ("java", f"{name} (no stats)")):
+            ours = median("icewright", ours_name)
+            line = f"{ours_name:31s} {tasks['icewright']:>9,} tasks   icewright {ours:6.2f}s"
             if peer in results:
                 ratio = ours / median(peer, name)
                 worst[peer] = max(worst.get(peer, 0.0), ratio)
-                line += f"   {peer} {median(peer, name):7.2f}s (ratio {ratio:.2f})"
-        print(line)
+                line += f"   {peer} {median(peer, name):6.2f}s   ratio {ratio:.2f}"
+            print(line)
     for kind in ("icewright", "pyiceberg"):
         if kind in results:
             r = results[kind]

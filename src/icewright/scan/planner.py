@@ -46,6 +46,7 @@ from icewright.manifest.data_file import (
     ManifestEntry,
     ManifestFile,
 )
+from icewright.manifest.entry_decoder import METRICS_MAPS
 from icewright.manifest.manifest import read_manifest, read_manifest_metadata
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan.delete_index import DeleteFileIndex
@@ -56,6 +57,9 @@ from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["DEFAULT_MAX_WORKERS", "plan_snapshot"]
+
+FILTER_METRICS = tuple(m for m in METRICS_MAPS if m != "column_sizes")
+"""The metrics maps a row filter's evaluation reads (sizes are never compared)."""
 
 DEFAULT_MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)
 """Threads that read manifests at once unless a scan says otherwise (I/O bound on S3)."""
@@ -71,12 +75,14 @@ def plan_snapshot(
     case_sensitive: bool = True,
     projected_schema: Schema | None = None,
     max_workers: int | None = None,
+    column_stats: bool = True,
 ) -> ScanPlan:
     """Plan a scan of ``snapshot`` (None: an empty plan) of the table ``metadata`` describes.
 
     ``row_filter`` (bound or not) is bound to ``schema`` (default: the current schema).
     ``max_workers`` caps the threads reading manifests (default
-    :data:`DEFAULT_MAX_WORKERS`).
+    :data:`DEFAULT_MAX_WORKERS`). With ``column_stats=False`` only the metrics maps the
+    filter reads are decoded, so the tasks' data files may lack the others.
     """
     if max_workers is not None and (
         isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
@@ -92,6 +98,7 @@ def plan_snapshot(
         case_sensitive=case_sensitive,
         projected_schema=scan_schema if projected_schema is None else projected_schema,
         max_workers=max_workers or DEFAULT_MAX_WORKERS,
+        column_stats=column_stats,
     ).plan()
 
 
@@ -142,6 +149,7 @@ class _Planner:
         case_sensitive: bool,
         projected_schema: Schema,
         max_workers: int,
+        column_stats: bool,
     ) -> None:
         self.metadata = metadata
         self.io = io
@@ -155,6 +163,12 @@ class _Planner:
         self.specs = self.metadata.specs_by_id()
         self._spec_filters: dict[int, _SpecFilters] = {}
         self._lock = threading.Lock()
+        # The metrics maps data manifests decode: all, or those the filter reads (delete
+        # manifests, and data manifests when there are deletes, always decode all: the
+        # delete index compares bounds).
+        self.data_metrics: frozenset[str] = frozenset(
+            METRICS_MAPS if column_stats else (FILTER_METRICS if self.filtering else ())
+        )
         self.metrics: InclusiveMetricsEvaluator | None = (
             InclusiveMetricsEvaluator(self.schema, self.expr, case_sensitive)
             if self.filtering
@@ -222,18 +236,32 @@ class _Planner:
         self.spec(manifest.partition_spec_id, path)
         return self.read(manifest, data)
 
-    def read(self, manifest: ManifestFile, data: bytes | None = None) -> _ManifestResult:
+    def read(
+        self, manifest: ManifestFile, data: bytes | None = None, *, all_metrics: bool = False
+    ) -> _ManifestResult:
         if data is None:
             data = self.io.read(manifest.manifest_path)
-        entries = read_manifest(data, manifest)
         is_delete = manifest.content is ManifestContent.DELETES
-        out: list[ManifestEntry] = []
-        skipped = 0
+        metrics = METRICS_MAPS if is_delete or all_metrics else self.data_metrics
         filters = (
             self.filters(manifest.partition_spec_id, manifest.manifest_path)
             if self.filtering
             else None
         )
+        refused = [0]  # live entries the reader left out: their partition cannot match
+
+        def accept(partition: tuple[Any, ...]) -> bool:
+            assert filters is not None
+            if filters.partition.eval(partition):
+                return True
+            refused[0] += 1
+            return False
+
+        entries = read_manifest(
+            data, manifest, metrics=metrics, partition_filter=None if filters is None else accept
+        )
+        out: list[ManifestEntry] = []
+        skipped = refused[0]
         for e in entries:
             if not e.is_live:
                 continue
@@ -272,6 +300,10 @@ class _Planner:
         if snapshot is None:
             return self._result(None, (), ScanMetrics())
         listed = self.manifests(snapshot)
+        # the delete index compares data files' bounds with delete files'
+        all_metrics = any(
+            not isinstance(m, str) and m.content is ManifestContent.DELETES for m in listed
+        )
         jobs: list[Callable[[], _ManifestResult]] = []
         kinds: list[ManifestContent] = []
         totals = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
@@ -288,7 +320,7 @@ class _Planner:
             if self.keep_manifest(m):
                 scanned[m.content] += 1
                 kinds.append(m.content)
-                jobs.append(partial(self.read, m))
+                jobs.append(partial(self.read, m, all_metrics=all_metrics))
         results = self.read_all(jobs)
 
         data_entries: list[ManifestEntry] = []

@@ -124,6 +124,20 @@ def icewright_child(root: Path, repeat: int) -> dict[str, Any]:
     return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
 
 
+def stream_child(root: Path, repeat: int) -> dict[str, Any]:
+    """The whole table planned a manifest at a time (TableScan.iter_tasks): time, memory."""
+    from icewright.catalog import SqlCatalog
+    from icewright.scan import TableScan
+
+    table = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh")).load_table(TABLE)
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    tasks = sum(1 for _ in TableScan.of(table).iter_tasks())
+    seconds = time.perf_counter() - start
+    peak = peak_rss_mb()
+    return {"tasks": tasks, "seconds": seconds, "rss_before_mb": before, "peak_rss_mb": peak}
+
+
 def pyiceberg_child(root: Path, repeat: int) -> dict[str, Any]:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.expressions import (
@@ -198,17 +212,22 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the table here once and reuse it")
     parser.add_argument("--no-java", action="store_true", help="skip Iceberg Java")
     parser.add_argument("--only", choices=["icewright"], help="time icewright alone")
-    parser.add_argument("--child", choices=["icewright", "pyiceberg"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=["icewright", "stream", "pyiceberg"], help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
 
     if args.child:
-        child = icewright_child if args.child == "icewright" else pyiceberg_child
+        child = {"icewright": icewright_child, "stream": stream_child}.get(
+            args.child, pyiceberg_child
+        )
         print(json.dumps(child(args.keep, args.repeat)))
         return
 
     root = args.keep or Path(tempfile.mkdtemp(prefix="icewright-bench-plan-"))
     metadata_location = build(root, args.files, args.manifests)
     results = {"icewright": run_child("icewright", root, args.repeat)}
+    stream = run_child("stream", root, 1)
     if args.only is None:
         results["pyiceberg"] = run_child("pyiceberg", root, args.repeat)
         if not args.no_java:
@@ -239,6 +258,11 @@ def main() -> None:
                 f"{kind} planning process: peak RSS {r['peak_rss_mb']:.0f} MiB "
                 f"({r['rss_before_mb']:.0f} MiB after loading the table)"
             )
+    print(
+        f"icewright whole table a manifest at a time (TableScan.iter_tasks, all column "
+        f"metrics): {stream['tasks']:,} tasks in {stream['seconds']:.2f}s, peak RSS "
+        f"{stream['peak_rss_mb']:.0f} MiB ({stream['rss_before_mb']:.0f} MiB after loading)"
+    )
     print(
         f"plan: icewright/pyiceberg={worst.get('pyiceberg', float('nan')):.2f} "
         f"icewright/java={worst.get('java', float('nan')):.2f}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -56,7 +56,7 @@ from icewright.spec.schema import Schema
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["DEFAULT_MAX_WORKERS", "plan_snapshot"]
+__all__ = ["DEFAULT_MAX_WORKERS", "iter_snapshot_tasks", "plan_snapshot"]
 
 FILTER_METRICS = tuple(m for m in METRICS_MAPS if m != "column_sizes")
 """The metrics maps a row filter's evaluation reads (sizes are never compared)."""
@@ -84,6 +84,39 @@ def plan_snapshot(
     :data:`DEFAULT_MAX_WORKERS`). With ``column_stats=False`` only the metrics maps the
     filter reads are decoded, so the tasks' data files may lack the others.
     """
+    return _planner(
+        metadata,
+        io,
+        snapshot,
+        schema=schema,
+        row_filter=row_filter,
+        case_sensitive=case_sensitive,
+        projected_schema=projected_schema,
+        max_workers=max_workers,
+        column_stats=column_stats,
+    ).plan()
+
+
+def iter_snapshot_tasks(
+    metadata: TableMetadata, io: FileIO, snapshot: Snapshot | None, **options: Any
+) -> Iterator[FileScanTask]:
+    """The tasks :func:`plan_snapshot` (same options) would plan, one data manifest at a
+    time: for tables too big to hold every task at once. No metrics are gathered."""
+    return _planner(metadata, io, snapshot, **options).iter_tasks()
+
+
+def _planner(
+    metadata: TableMetadata,
+    io: FileIO,
+    snapshot: Snapshot | None,
+    *,
+    schema: Schema | None = None,
+    row_filter: Expression = ALWAYS_TRUE,
+    case_sensitive: bool = True,
+    projected_schema: Schema | None = None,
+    max_workers: int | None = None,
+    column_stats: bool = True,
+) -> _Planner:
     if max_workers is not None and (
         isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
     ):
@@ -99,7 +132,7 @@ def plan_snapshot(
         projected_schema=scan_schema if projected_schema is None else projected_schema,
         max_workers=max_workers or DEFAULT_MAX_WORKERS,
         column_stats=column_stats,
-    ).plan()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,10 +328,15 @@ class _Planner:
 
     # --- step 3: tasks -------------------------------------------------------------------
 
-    def plan(self) -> ScanPlan:
-        snapshot = self.snapshot
-        if snapshot is None:
-            return self._result(None, (), ScanMetrics())
+    def jobs(
+        self, snapshot: Snapshot
+    ) -> tuple[
+        list[Callable[[], _ManifestResult]],
+        list[ManifestContent],
+        dict[ManifestContent, int],
+        dict[ManifestContent, int],
+    ]:
+        """A reading job per manifest not pruned, its content, and the manifest counts."""
         listed = self.manifests(snapshot)
         # the delete index compares data files' bounds with delete files'
         all_metrics = any(
@@ -321,6 +359,27 @@ class _Planner:
                 scanned[m.content] += 1
                 kinds.append(m.content)
                 jobs.append(partial(self.read, m, all_metrics=all_metrics))
+        return jobs, kinds, totals, scanned
+
+    def iter_tasks(self) -> Iterator[FileScanTask]:
+        """The tasks, a data manifest at a time: delete manifests are read (and indexed)
+        first, then each data manifest in turn, so memory holds one manifest's entries."""
+        if self.snapshot is None:
+            return
+        jobs, kinds, _, _ = self.jobs(self.snapshot)
+        delete_jobs = [j for j, k in zip(jobs, kinds, strict=True) if k is ManifestContent.DELETES]
+        deletes = [e for r in self.read_all(delete_jobs) for e in r.entries]
+        index = DeleteFileIndex(deletes, self.specs, self.metadata.schemas)
+        for job, kind in zip(jobs, kinds, strict=True):
+            if kind is ManifestContent.DATA:
+                for entry in job().entries:
+                    yield self.task(entry, index)
+
+    def plan(self) -> ScanPlan:
+        snapshot = self.snapshot
+        if snapshot is None:
+            return self._result(None, (), ScanMetrics())
+        jobs, kinds, totals, scanned = self.jobs(snapshot)
         results = self.read_all(jobs)
 
         data_entries: list[ManifestEntry] = []

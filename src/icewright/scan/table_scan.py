@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from icewright.errors import ValidationError
 from icewright.expressions import ALWAYS_TRUE, Expression, and_, bind, sql_filter
 from icewright.io.base import FileIO
-from icewright.scan.planner import plan_snapshot
+from icewright.scan.planner import iter_snapshot_tasks, plan_snapshot
 from icewright.scan.tasks import FileScanTask, ScanPlan
 from icewright.scan.time_travel import ScanTarget, resolve_scan_target
 from icewright.spec.schema import Schema
@@ -203,15 +203,24 @@ class TableScan:
     def plan(self) -> ScanPlan:
         """Plan the scan: tasks and metrics."""
         return plan_snapshot(
-            self.metadata,
-            self.io,
-            self._target.snapshot,
-            schema=self._target.schema,
-            row_filter=self._bound,
-            case_sensitive=self.case_sensitive,
-            projected_schema=self._projection,
-            max_workers=self.max_workers,
-            column_stats=self.column_stats,
+            self.metadata, self.io, self._target.snapshot, **self._planning_options()
+        )
+
+    def _planning_options(self) -> dict[str, Any]:
+        return {
+            "schema": self._target.schema,
+            "row_filter": self._bound,
+            "case_sensitive": self.case_sensitive,
+            "projected_schema": self._projection,
+            "max_workers": self.max_workers,
+            "column_stats": self.column_stats,
+        }
+
+    def iter_tasks(self) -> Iterator[FileScanTask]:
+        """The scan's tasks, planned a data manifest at a time (memory holds one manifest's
+        entries, not the whole plan); no metrics. For tables with millions of files."""
+        return iter_snapshot_tasks(
+            self.metadata, self.io, self._target.snapshot, **self._planning_options()
         )
 
     def plan_files(self) -> list[FileScanTask]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,7 @@ from icewright.expressions import (
 from icewright.manifest import DataFile, read_manifest_list
 from icewright.manifest.data_file import METRICS_MAPS
 from icewright.scan import TableScan, plan_files, plan_snapshot, select_columns
+from icewright.scan.planner import gc_paused
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, StructType
 from tests.expressions.oracle import to_py
@@ -461,3 +463,20 @@ def test_entries_refused_by_partition_while_decoding_count_as_skipped(
 def test_column_stats_must_be_a_bool(by_day: Table) -> None:
     with pytest.raises(ValidationError, match="column_stats"):
         TableScan.of(by_day, column_stats="no")
+
+
+def test_planning_pauses_the_collector_and_restores_it(by_day: Table) -> None:
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            with gc_paused():
+                assert not gc.isenabled()
+                with gc_paused():  # another planner at the same time
+                    assert not gc.isenabled()
+                assert not gc.isenabled()
+            assert gc.isenabled() is enabled
+            assert len(TableScan.of(by_day).plan().tasks) == 4
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -20,6 +20,8 @@ Most callers use :class:`icewright.scan.TableScan`, which also chooses the snaps
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -57,6 +59,34 @@ from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["DEFAULT_MAX_WORKERS", "iter_snapshot_tasks", "plan_snapshot"]
+
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = [0]  # planners running with the collector paused
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while building many objects.
+
+    Planning a big table makes hundreds of thousands of objects that all survive, and
+    each allocation threshold crossed makes the collector walk them again: about a third
+    of the time of planning 100,000 files. Nothing planning builds holds a cycle, so the
+    pause frees nothing later than it would have been. Planners running at once (threads)
+    share the pause; the collector resumes when the last one ends, if it ran before.
+    """
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES.append(gc.isenabled())
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0 and _GC_PAUSES.pop():
+                gc.enable()
+
 
 FILTER_METRICS = tuple(m for m in METRICS_MAPS if m != "column_sizes")
 """The metrics maps a row filter's evaluation reads (sizes are never compared)."""
@@ -379,6 +409,10 @@ class _Planner:
         snapshot = self.snapshot
         if snapshot is None:
             return self._result(None, (), ScanMetrics())
+        with gc_paused():
+            return self._plan(snapshot)
+
+    def _plan(self, snapshot: Snapshot) -> ScanPlan:
         jobs, kinds, totals, scanned = self.jobs(snapshot)
         results = self.read_all(jobs)
 

@@ -17,64 +17,19 @@ above it gives the time in a fresh process, where the history is parsed once).
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import SCHEMA, median_seconds, prepared_files
+
 from icewright.catalog import SqlCatalog, Table
 from icewright.commit.append import FastAppend
 from icewright.commit.expire import expire_snapshots
 from icewright.commit.update import commit_updates
-from icewright.manifest.data_file import DataFile, FileFormat
+from icewright.manifest.data_file import DataFile
 from icewright.spec.partitioning import build_partition_spec
-from icewright.spec.schema import Schema
-from icewright.spec.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
-from icewright.spec.values import to_bytes
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=True),
-    NestedField(2, "ts", TimestamptzType()),
-    NestedField(3, "region", StringType()),
-    NestedField(4, "amount", DoubleType()),
-)
-DAY_US = 86_400_000_000
-FIRST_DAY = 20_400  # days since the epoch (2025-11-08)
-
-
-def prepared_files(location: str, count: int, tag: str) -> list[DataFile]:
-    """DataFiles as a Spark job would report them: partition, metrics, bounds."""
-    files = []
-    for i in range(count):
-        day = FIRST_DAY + i % 30
-        files.append(
-            DataFile(
-                file_path=f"{location}/data/ts_day={day}/{tag}-{i:05d}.parquet",
-                file_format=FileFormat.PARQUET,
-                partition=(day,),
-                record_count=10_000 + i,
-                file_size_in_bytes=1_000_000 + i,
-                column_sizes={1: 80_000, 2: 80_000, 3: 20_000, 4: 80_000},
-                value_counts={1: 10_000, 2: 10_000, 3: 10_000, 4: 10_000},
-                null_value_counts={1: 0, 2: 0, 3: 12, 4: 3},
-                nan_value_counts={4: 0},
-                lower_bounds={
-                    1: to_bytes(LongType(), i * 10_000),
-                    2: to_bytes(TimestamptzType(), day * DAY_US),
-                    3: to_bytes(StringType(), "ap-south"),
-                    4: to_bytes(DoubleType(), 0.5),
-                },
-                upper_bounds={
-                    1: to_bytes(LongType(), i * 10_000 + 9_999),
-                    2: to_bytes(TimestamptzType(), day * DAY_US + DAY_US - 1),
-                    3: to_bytes(StringType(), "us-west"),
-                    4: to_bytes(DoubleType(), 999.5),
-                },
-                split_offsets=(4,),
-            )
-        )
-    return files
 
 
 def to_pyiceberg(files: list[DataFile]) -> list[object]:
@@ -103,19 +58,6 @@ def to_pyiceberg(files: list[DataFile]) -> list[object]:
         )
         for f in files
     ]
-
-
-def median_seconds(
-    prepare: Callable[[int], object], run: Callable[[int, object], None], repeat: int
-) -> float:
-    """Median wall time of ``run``; what ``prepare`` builds is not timed."""
-    times = []
-    for i in range(repeat):
-        prepared = prepare(i)
-        start = time.perf_counter()
-        run(i, prepared)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def forget_process_caches() -> None:

@@ -90,6 +90,11 @@ def test_position_deletes_follow_sequence_numbers_and_partitions(
     tasks = {t.file_path: t for t in plan_files(table)}
     assert tasks[a["eu"]].data_sequence_number == 1
     assert tasks[b["us"]].data_sequence_number == 3
+    # planned a manifest at a time: the same tasks, delete files included
+    for scan in (TableScan.of(table), TableScan.of(table).filter("region = 'us'")):
+        assert sorted(scan.iter_tasks(), key=lambda t: t.file_path) == sorted(
+            scan.plan_files(), key=lambda t: t.file_path
+        )
 
 
 def test_time_travel_sees_the_deletes_of_its_snapshot(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,9 @@ from icewright.expressions import (
     starts_with,
 )
 from icewright.manifest import DataFile, read_manifest_list
+from icewright.manifest.data_file import METRICS_MAPS
 from icewright.scan import TableScan, plan_files, plan_snapshot, select_columns
+from icewright.scan.planner import gc_paused
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, StructType
 from tests.expressions.oracle import to_py
@@ -405,3 +408,68 @@ def test_plan_snapshot_plans_a_snapshot_the_caller_chose(unpartitioned: Table) -
     assert len(plan.tasks) == 1 and plan.metrics.total_data_manifests == 1
     empty = plan_snapshot(unpartitioned.metadata, unpartitioned.io, None)
     assert empty.tasks == () and empty.metrics.scanned_data_manifests == 0
+
+
+# --- column stats: decoded only when the caller or the filter needs them -------------------
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        ALWAYS_TRUE,
+        and_(greater_than_or_equal("id", 12), less_than("id", 15)),
+        greater_than_or_equal("ts", micros(START + dt.timedelta(hours=4 * 13))),
+    ],
+)
+def test_plans_without_column_stats_pick_the_same_files(by_day: Table, expr: Expression) -> None:
+    full = TableScan.of(by_day).filter(expr).plan()
+    lean = TableScan.of(by_day).filter(expr).with_column_stats(False).plan()
+    assert [t.file_path for t in lean.tasks] == [t.file_path for t in full.tasks]
+    assert lean.metrics == full.metrics
+    assert all(t.data_file.column_sizes is not None for t in full.tasks)
+    full_files = {t.file_path: t.data_file for t in full.tasks}
+    for t in lean.tasks:
+        assert t.data_file.column_sizes is None  # no filter reads sizes
+        # the metrics the filter needed were read; without a filter, none
+        assert (t.data_file.lower_bounds is None) == (expr is ALWAYS_TRUE)
+        assert without_stats(t.data_file) == without_stats(full_files[t.file_path])
+
+
+def without_stats(f: DataFile) -> DataFile:
+    return f.replace(**dict.fromkeys(METRICS_MAPS))
+
+
+def test_entries_refused_by_partition_while_decoding_count_as_skipped(
+    make_table: Callable[..., Table],
+) -> None:
+    # one manifest with a file per day: the day filter refuses the other days' entries
+    # before their metrics are decoded, and counts them
+    table = append(make_table(fields=[("day", "ts")]), make_rows(24, start=1, step_hours=4))
+    day = equal("ts", micros(START + dt.timedelta(hours=4 * 7 + 1)))
+    for stats in (True, False):
+        plan = TableScan.of(table).filter(day).with_column_stats(stats).plan()
+        assert plan.metrics.scanned_data_manifests == 1
+        assert plan.metrics.result_data_files == 1
+        assert plan.metrics.skipped_data_files == 3
+
+
+def test_column_stats_must_be_a_bool(by_day: Table) -> None:
+    with pytest.raises(ValidationError, match="column_stats"):
+        TableScan.of(by_day, column_stats="no")
+
+
+def test_planning_pauses_the_collector_and_restores_it(by_day: Table) -> None:
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            with gc_paused():
+                assert not gc.isenabled()
+                with gc_paused():  # another planner at the same time
+                    assert not gc.isenabled()
+                assert not gc.isenabled()
+            assert gc.isenabled() is enabled
+            assert len(TableScan.of(by_day).plan().tasks) == 4
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -114,10 +114,11 @@ def live_files(io: FileIO, manifest: ManifestFile) -> list[tuple[str, FileConten
     file is live in an older manifest, which is where its reachability is decided.
     """
     data = io.read(manifest.manifest_path)
+    # only paths are wanted: the column metrics (most of an entry) are not decoded
     if _is_placeholder(manifest):
-        entries = read_manifest(data, path=manifest.manifest_path)
+        entries = read_manifest(data, path=manifest.manifest_path, metrics=())
     else:
-        entries = read_manifest(data, manifest)
+        entries = read_manifest(data, manifest, metrics=())
     return [(e.data_file.file_path, e.data_file.content) for e in entries if e.is_live]
 
 

@@ -15,14 +15,22 @@ rows), and the strict evaluator only decides top-level columns.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from icewright.errors import ValidationError
 from icewright.expressions.binding import bind
 from icewright.expressions.evaluators import IN_PREDICATE_LIMIT, visit
 from icewright.expressions.operations import Operation
-from icewright.expressions.predicates import BoundPredicate, Expression, rewrite_not
+from icewright.expressions.predicates import (
+    ALWAYS_FALSE,
+    ALWAYS_TRUE,
+    And,
+    BoundPredicate,
+    Expression,
+    Or,
+    rewrite_not,
+)
 from icewright.manifest.data_file import DataFile
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, FloatType, PrimitiveType
@@ -114,17 +122,91 @@ class _Metrics:
 class InclusiveMetricsEvaluator:
     """Whether a file might hold rows matching ``expr`` (False means: skip the file)."""
 
-    __slots__ = ("expr",)
+    __slots__ = ("_check", "expr")
 
     def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
         self.expr = rewrite_not(bind(expr, schema, case_sensitive))
+        self._check = _compiled(self.expr)
 
     def eval(self, data_file: DataFile) -> bool:
         """False only when the file's metrics prove that no row matches."""
         if data_file.record_count == 0:
             return False
-        m = _Metrics(data_file)
-        return visit(self.expr, lambda pred: _might_match(m, pred))
+        return self._check(data_file)
+
+
+_Check = Callable[[DataFile], bool]
+_RANGE_OPS = (Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ, Operation.EQ)
+
+
+def _compiled(expr: Expression) -> _Check:
+    """``expr`` as nested closures deciding a file: planning evaluates one filter for every
+    entry of every manifest, and walking the expression each time cost as much as reading
+    the entry. Range predicates (the common case) are decided inline, exactly as
+    :func:`_might_match` decides them; every other predicate calls it."""
+    if expr is ALWAYS_TRUE:
+        return lambda f: True
+    if expr is ALWAYS_FALSE:
+        return lambda f: False
+    if isinstance(expr, And):
+        left, right = _compiled(expr.left), _compiled(expr.right)
+        return lambda f: left(f) and right(f)
+    if isinstance(expr, Or):
+        left, right = _compiled(expr.left), _compiled(expr.right)
+        return lambda f: left(f) or right(f)
+    if isinstance(expr, BoundPredicate):
+        t = expr.term.field_type
+        if (
+            expr.op in _RANGE_OPS
+            and not expr.term.in_list_or_map
+            and isinstance(t, PrimitiveType)
+            and not isinstance(t, FloatType | DoubleType)
+        ):
+            return _range_check(expr, t)
+        pred = expr
+        return lambda f: _might_match(_Metrics(f), pred)
+    # anything else (a Not left by rewrite_not cannot be): the general walk decides
+    whole = expr
+    return lambda f: visit(whole, lambda p: _might_match(_Metrics(f), p))
+
+
+def _range_check(pred: BoundPredicate, t: PrimitiveType) -> _Check:
+    fid, op, lit = pred.term.field_id, pred.op, pred.literal
+    check_lower = op in (Operation.LT, Operation.LT_EQ, Operation.EQ)
+    check_upper = op in (Operation.GT, Operation.GT_EQ, Operation.EQ)
+    strict = op in (Operation.LT, Operation.GT)
+
+    def bound(m: Mapping[int, bytes] | None) -> Any:
+        data = None if m is None else m.get(fid)
+        if data is None:
+            return None
+        try:
+            return from_bytes(t, data)
+        except ValidationError:
+            return None  # an unreadable bound restricts nothing
+
+    def check(f: DataFile) -> bool:
+        values, nulls = f.value_counts, f.null_value_counts
+        v = None if values is None else values.get(fid)
+        if v is not None:
+            n = None if nulls is None else nulls.get(fid)
+            if n is not None and v - n == 0:
+                return False  # only nulls
+            nans = f.nan_value_counts
+            nan = None if nans is None else nans.get(fid)
+            if nan is not None and nan == v:
+                return False  # only NaNs
+        if check_lower:
+            lower = bound(f.lower_bounds)
+            if lower is not None and not (lower < lit if strict else lower <= lit):
+                return False
+        if check_upper:
+            upper = bound(f.upper_bounds)
+            if upper is not None and not (upper > lit if strict else upper >= lit):
+                return False
+        return True
+
+    return check
 
 
 def _might_match(m: _Metrics, pred: BoundPredicate) -> bool:

@@ -108,9 +108,10 @@ class _Source:
         self.lines.append("    " * indent + line)
 
     def long(self, target: str, indent: int) -> None:
-        # One- and two-byte varints (counts, ids, lengths, sequence numbers) inline;
-        # longer ones in a call.
-        byte, second, raw = self.new("b"), self.new("b"), self.new("r")
+        # Varints of up to three bytes (counts, ids, lengths, sequence numbers, column
+        # sizes) inline; longer ones in a call.
+        byte, second, third = self.new("b"), self.new("b"), self.new("b")
+        raw = self.new("r")
         self.emit(indent, f"{byte} = data[p]")
         self.emit(indent, f"if {byte} < 128:")
         self.emit(indent + 1, f"{target} = ({byte} >> 1) ^ -({byte} & 1)")
@@ -119,6 +120,10 @@ class _Source:
         self.emit(indent + 1, f"{raw} = ({byte} & 127) | ({second} << 7)")
         self.emit(indent + 1, f"{target} = ({raw} >> 1) ^ -({raw} & 1)")
         self.emit(indent + 1, "p += 2")
+        self.emit(indent, f"elif ({third} := data[p + 2]) < 128:")
+        self.emit(indent + 1, f"{raw} = ({byte} & 127) | (({second} & 127) << 7) | ({third} << 14)")
+        self.emit(indent + 1, f"{target} = ({raw} >> 1) ^ -({raw} & 1)")
+        self.emit(indent + 1, "p += 3")
         self.emit(indent, "else:")
         self.emit(indent + 1, f"{target}, p = read_long(data, p)")
 

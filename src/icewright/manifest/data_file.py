@@ -111,6 +111,17 @@ def _int_tuple(value: Any, what: str) -> tuple[int, ...] | None:
     return items
 
 
+METRICS_MAPS = (
+    "column_sizes",
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "lower_bounds",
+    "upper_bounds",
+)
+"""The DataFile fields that hold per-column metrics (the bulk of a manifest entry)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class DataFile:
     """One data or delete file of a table (spec: "Data File Fields").
@@ -173,14 +184,7 @@ class DataFile:
                 raise ValidationError(
                     f"{self.file_path}: {name} must be a non-negative integer, got {value!r}"
                 )
-        for name in (
-            "column_sizes",
-            "value_counts",
-            "null_value_counts",
-            "nan_value_counts",
-            "lower_bounds",
-            "upper_bounds",
-        ):
+        for name in METRICS_MAPS:
             set_(self, name, _copy_map(getattr(self, name), f"{self.file_path}: {name}"))
         set_(self, "split_offsets", _int_tuple(self.split_offsets, "split_offsets"))
         set_(self, "equality_ids", _int_tuple(self.equality_ids, "equality_ids"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import fastavro
@@ -21,12 +21,11 @@ from icewright.manifest.avro_codec import (
     DEFAULT_CODEC,
     INVALID,
     avro_datum_converter,
-    avro_value_converter,
     int_header,
     invalid_partition_value,
     map_to_avro,
     named_types,
-    open_avro,
+    open_container,
     partition_value_to_avro,
     read_map,
     rename_fields,
@@ -64,6 +63,13 @@ from icewright.manifest.data_file import (
     ManifestEntry,
     ManifestFile,
     PartitionFieldSummary,
+)
+from icewright.manifest.entry_decoder import (
+    METRICS_MAPS,
+    EntryRow,
+    decode_entries,
+    field_by_id,
+    partition_field_readers,
 )
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
@@ -438,8 +444,8 @@ def _partition_encoder(avro_schema: AvroSchema, partition_type: StructType) -> E
     Values are checked and converted per field type (the types are looked at once, here).
     """
     named = named_types(avro_schema)
-    data_file = _field_by_id(avro_schema, DATA_FILE_FIELD_ID, named)
-    record = _field_by_id(data_file, PARTITION_FIELD_ID, named)
+    data_file = field_by_id(avro_schema, DATA_FILE_FIELD_ID, named)
+    record = field_by_id(data_file, PARTITION_FIELD_ID, named)
     compiler = SchemaCompiler()
     fields = [
         (f, avro_datum_converter(f.field_type), compiler.compile(avro_field["type"]))
@@ -508,28 +514,6 @@ def _where(path: str | None) -> str:
     return path if path else "manifest"
 
 
-def _field_by_id(record_schema: AvroSchema, field_id: int, named: dict[str, dict[str, Any]]) -> Any:
-    if not isinstance(record_schema, dict):
-        return None
-    for f in record_schema.get("fields", []):
-        if f.get("field-id") == field_id:
-            return resolve(f["type"], named)
-    return None
-
-
-def _partition_readers(writer_schema: AvroSchema) -> list[tuple[str, Callable[[Any], Any]]]:
-    """(Avro name, converter) of each partition field, in the order written (spec order)."""
-    named = named_types(writer_schema)
-    data_file = _field_by_id(writer_schema, DATA_FILE_FIELD_ID, named)
-    partition = _field_by_id(data_file, PARTITION_FIELD_ID, named)
-    if not isinstance(partition, dict) or partition.get("type") != "record":
-        raise ValueError(
-            f"the manifest schema has no data_file ({DATA_FILE_FIELD_ID}) partition "
-            f"({PARTITION_FIELD_ID}) record"
-        )
-    return [(f["name"], avro_value_converter(f["type"], named)) for f in partition["fields"]]
-
-
 def _optional_tuple(value: Any) -> tuple[int, ...] | None:
     return None if value is None else tuple(value)
 
@@ -571,7 +555,12 @@ def _manifest_metadata(metadata: Mapping[str, str], what: str) -> ManifestMetada
 
 
 def read_manifest(
-    data: bytes, manifest: ManifestFile | None = None, *, path: str | None = None
+    data: bytes,
+    manifest: ManifestFile | None = None,
+    *,
+    path: str | None = None,
+    metrics: Collection[str] = METRICS_MAPS,
+    partition_filter: Callable[[tuple[Any, ...]], bool] | None = None,
 ) -> list[ManifestEntry]:
     """Every entry of a manifest (DELETED ones too), with inherited values filled in.
 
@@ -581,30 +570,50 @@ def read_manifest(
     become the manifest's sequence number; with a manifest ``first_row_id``, data files
     without one get it in order (spec: "First Row ID Inheritance"). Without ``manifest``
     only v1's rule applies: every sequence number is 0. ``spec_id`` of each file is the
-    manifest's partition spec id.
+    manifest's partition spec id. Only the metrics maps named in ``metrics`` (of
+    :data:`~icewright.manifest.entry_decoder.METRICS_MAPS`) are decoded; the others are
+    None (scan planning asks only for what its filter reads). Live entries whose partition
+    ``partition_filter`` refuses may be left out (not with a manifest ``first_row_id``,
+    which every live entry moves on).
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
-    metadata, writer_schema, records = open_avro(data, what)
-    format_version = int_header(metadata, "format-version", 1, what)
+    container = open_container(data, what)
+    format_version = int_header(container.metadata, "format-version", 1, what)
     if manifest is not None:
         spec_id = manifest.partition_spec_id
     else:
-        spec_id = int_header(metadata, "partition-spec-id", 0, what)
+        spec_id = int_header(container.metadata, "partition-spec-id", 0, what)
     try:
-        entry_renames, file_renames = _renames(writer_schema)
-        partition_readers = _partition_readers(writer_schema)
-        entries = [
-            _entry(rename_fields(r, entry_renames), file_renames, partition_readers, spec_id)
-            for r in records
-        ]
-    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        accept = (
+            None
+            if manifest is not None and manifest.first_row_id is not None
+            else (partition_filter)
+        )
+        rows = decode_entries(container, spec_id, frozenset(metrics), accept)
+        if rows is None:  # a schema the compiled decoder does not handle: fastavro
+            records, _ = container.decode(0, len(container.body))
+            entry_renames, file_renames = _renames(container.writer_schema)
+            partition_readers = partition_field_readers(container.writer_schema)
+            rows = [
+                _entry(rename_fields(r, entry_renames), file_renames, partition_readers, spec_id)
+                for r in records
+            ]
+    except (IndexError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise InvalidMetadata(f"{what}: malformed manifest entry: {exc}") from exc
     if manifest is not None:
-        return _inherit(entries, manifest)
-    if format_version == 1:
-        # spec: v1 manifests have no sequence numbers; they all read as 0.
-        return [e.replace(sequence_number=0, file_sequence_number=0) for e in entries]
-    return entries
+        return _inherit(rows, manifest)
+    # spec: v1 manifests have no sequence numbers; they all read as 0.
+    v1 = format_version == 1
+    return [
+        ManifestEntry(
+            status=status,
+            snapshot_id=snapshot_id,
+            sequence_number=0 if v1 else seq,
+            file_sequence_number=0 if v1 else file_seq,
+            data_file=df,
+        )
+        for status, snapshot_id, seq, file_seq, df in rows
+    ]
 
 
 def _renames(writer_schema: AvroSchema) -> tuple[dict[str, str], dict[str, str]]:
@@ -627,7 +636,7 @@ def _entry(
     file_renames: dict[str, str],
     partition_readers: list[tuple[str, Callable[[Any], Any]]],
     spec_id: int,
-) -> ManifestEntry:
+) -> EntryRow:
     raw = rename_fields(record["data_file"], file_renames)
     partition = raw["partition"]
     df = DataFile(
@@ -653,42 +662,40 @@ def _entry(
         content_offset=raw.get("content_offset"),
         content_size_in_bytes=raw.get("content_size_in_bytes"),
     )
-    return ManifestEntry(
-        status=EntryStatus(record["status"]),
-        snapshot_id=record.get("snapshot_id"),
-        sequence_number=record.get("sequence_number"),
-        file_sequence_number=record.get("file_sequence_number"),
-        data_file=df,
+    return (
+        EntryStatus(record["status"]),
+        record.get("snapshot_id"),
+        record.get("sequence_number"),
+        record.get("file_sequence_number"),
+        df,
     )
 
 
-def _inherit(entries: list[ManifestEntry], manifest: ManifestFile) -> list[ManifestEntry]:
+def _inherit(rows: list[EntryRow], manifest: ManifestFile) -> list[ManifestEntry]:
     seq = manifest.sequence_number
     # An uncommitted manifest (UNASSIGNED_SEQ) has nothing to give yet.
     seq_known = seq != UNASSIGNED_SEQ
     next_row_id = manifest.first_row_id
     assign_rows = next_row_id is not None and manifest.content is ManifestContent.DATA
+    added_snapshot_id = manifest.added_snapshot_id
     out = []
-    for e in entries:
+    for status, snapshot_id, stored_seq, stored_file_seq, stored in rows:
+        df, data_seq, file_seq = stored, stored_seq, stored_file_seq
         # spec: sequence numbers are inherited only by ADDED entries; v1 manifests (listed
         # with sequence number 0) give 0 to every entry.
-        inherits = seq_known and (seq == 0 or e.status is EntryStatus.ADDED)
-        df = e.data_file
-        if assign_rows and e.is_live and df.first_row_id is None:
+        if assign_rows and status is not EntryStatus.DELETED and df.first_row_id is None:
             # spec: "First Row ID Inheritance"; like the reference reader, deleted entries
             # take no row ids.
             assert next_row_id is not None
             df = df.replace(first_row_id=next_row_id)
             next_row_id += df.record_count
-        data_seq, file_seq = e.sequence_number, e.file_sequence_number
-        if inherits:
+        if seq_known and (seq == 0 or status is EntryStatus.ADDED):
             data_seq = seq if data_seq is None else data_seq
             file_seq = seq if file_seq is None else file_seq
-        snapshot_id = manifest.added_snapshot_id if e.snapshot_id is None else e.snapshot_id
         out.append(
             ManifestEntry(
-                status=e.status,
-                snapshot_id=snapshot_id,
+                status=status,
+                snapshot_id=added_snapshot_id if snapshot_id is None else snapshot_id,
                 sequence_number=data_seq,
                 file_sequence_number=file_seq,
                 data_file=df,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from icewright.errors import ValidationError
 from icewright.expressions import ALWAYS_TRUE, Expression, and_, bind, sql_filter
 from icewright.io.base import FileIO
-from icewright.scan.planner import plan_snapshot
+from icewright.scan.planner import iter_snapshot_tasks, plan_snapshot
 from icewright.scan.tasks import FileScanTask, ScanPlan
 from icewright.scan.time_travel import ScanTarget, resolve_scan_target
 from icewright.spec.schema import Schema
@@ -83,6 +83,9 @@ class TableScan:
     At most one of ``snapshot_id``, ``ref`` and ``as_of_ms`` selects the snapshot (default:
     the current one). The row filter is bound to the scan schema when the scan is built,
     so an unknown column or a bad literal fails at once with a :class:`ValidationError`.
+    With ``column_stats=False`` the tasks' data files may lack their column metrics
+    (Java's default, without ``includeColumnStats()``): planning then decodes only the
+    metrics its filter reads, which makes it several times faster on big tables.
     """
 
     metadata: TableMetadata
@@ -94,6 +97,7 @@ class TableScan:
     case_sensitive: bool = True
     columns: tuple[str, ...] | None = None
     max_workers: int | None = None
+    column_stats: bool = True
     _target: ScanTarget = field(init=False, repr=False)
     _bound: Expression = field(init=False, repr=False)
     _projection: Schema = field(init=False, repr=False)
@@ -101,6 +105,8 @@ class TableScan:
     def __post_init__(self) -> None:
         if not isinstance(self.case_sensitive, bool):
             raise ValidationError(f"case_sensitive must be a bool, got {self.case_sensitive!r}")
+        if not isinstance(self.column_stats, bool):
+            raise ValidationError(f"column_stats must be a bool, got {self.column_stats!r}")
         if self.max_workers is not None and (
             isinstance(self.max_workers, bool)
             or not isinstance(self.max_workers, int)
@@ -174,6 +180,10 @@ class TableScan:
         """Read at most ``max_workers`` manifests at once."""
         return self._with(max_workers=max_workers)
 
+    def with_column_stats(self, column_stats: bool = True) -> TableScan:
+        """Give the tasks' data files their column metrics (False: only what the filter read)."""
+        return self._with(column_stats=column_stats)
+
     def snapshot(self) -> Snapshot | None:
         """The snapshot this scan reads (None for a table without snapshots)."""
         return self._target.snapshot
@@ -193,14 +203,24 @@ class TableScan:
     def plan(self) -> ScanPlan:
         """Plan the scan: tasks and metrics."""
         return plan_snapshot(
-            self.metadata,
-            self.io,
-            self._target.snapshot,
-            schema=self._target.schema,
-            row_filter=self._bound,
-            case_sensitive=self.case_sensitive,
-            projected_schema=self._projection,
-            max_workers=self.max_workers,
+            self.metadata, self.io, self._target.snapshot, **self._planning_options()
+        )
+
+    def _planning_options(self) -> dict[str, Any]:
+        return {
+            "schema": self._target.schema,
+            "row_filter": self._bound,
+            "case_sensitive": self.case_sensitive,
+            "projected_schema": self._projection,
+            "max_workers": self.max_workers,
+            "column_stats": self.column_stats,
+        }
+
+    def iter_tasks(self) -> Iterator[FileScanTask]:
+        """The scan's tasks, planned a data manifest at a time (memory holds one manifest's
+        entries, not the whole plan); no metrics. For tables with millions of files."""
+        return iter_snapshot_tasks(
+            self.metadata, self.io, self._target.snapshot, **self._planning_options()
         )
 
     def plan_files(self) -> list[FileScanTask]:
@@ -218,6 +238,7 @@ def plan_files(
     case_sensitive: bool = True,
     columns: Sequence[str] | None = None,
     max_workers: int | None = None,
+    column_stats: bool = True,
 ) -> list[FileScanTask]:
     """Plan a scan of ``source`` in one call; see :class:`TableScan`."""
     return TableScan.of(
@@ -229,6 +250,7 @@ def plan_files(
         case_sensitive=case_sensitive,
         columns=None if columns is None else tuple(columns),
         max_workers=max_workers,
+        column_stats=column_stats,
     ).plan_files()
 
 

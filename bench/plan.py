@@ -1,0 +1,273 @@
+"""Scan planning benchmark: icewright against pyiceberg 0.12 and Iceberg Java, in one run.
+
+Builds a table of ``--files`` data files (default 100,000) in ``--manifests`` manifests
+(default 100; the files of bench/_common.py, 30 days spread over every manifest) in a
+SQLite catalog, then plans three scans of it with each engine:
+
+- one day of ``ts`` (a partition filter: manifests pruned by partition summaries are
+  none, entries pruned by partition value are 29 in 30);
+- an ``id`` range (a metrics filter: two files of each manifest hold such ids);
+- the whole table (no filter).
+
+icewright plans each twice: with every column metric in the tasks (its default, and what
+pyiceberg gives, so compared with pyiceberg) and with ``column_stats=False`` (only the
+metrics the filter reads: what Java's ``planFiles()`` gives without
+``includeColumnStats()``, so compared with Java). Each engine plans in its own process
+(icewright and pyiceberg: a child Python process that loads the table from the catalog;
+Iceberg Java: ``table.newScan().filter(f).planFiles()`` through the py4j gateway of a
+local Spark session in ``.venv-java``, the table loaded by metadata location). Loading
+is not timed; each figure is the median of ``--repeat`` plans. The peak resident memory
+of each Python child is reported.
+
+    flock /tmp/icewright-heavy.lock .venv/bin/python bench/plan.py [--files 100000]
+        [--manifests 100] [--repeat 3] [--keep DIR] [--no-java] [--only icewright]
+
+``--keep DIR`` builds the table in DIR once and reuses it on later runs. The last line
+reads ``plan: icewright/pyiceberg=<worst ratio> icewright/java=<worst ratio>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import DAY_US, FIRST_DAY, SCHEMA, peak_rss_mb, prepared_files, run_java
+
+TABLE = "b.plan"
+DAY = FIRST_DAY + 7
+FILTERS: dict[str, list[tuple[str, str, int]]] = {
+    "one day (ts range)": [(">=", "ts", DAY * DAY_US), ("<", "ts", (DAY + 1) * DAY_US)],
+    "id range (metrics)": [(">=", "id", 5_000_000), ("<=", "id", 5_010_000)],
+    "whole table": [],
+}
+
+
+def catalog_uri(root: Path) -> str:
+    return f"sqlite:///{root}/catalog.db"
+
+
+def build(root: Path, files: int, manifests: int) -> str:
+    """The table's metadata location; built in ``root`` unless it is there already."""
+    from icewright.catalog import SqlCatalog
+    from icewright.commit.append import FastAppend
+    from icewright.commit.update import commit_updates
+    from icewright.spec.partitioning import build_partition_spec
+
+    root.mkdir(parents=True, exist_ok=True)
+    catalog = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh"))
+    if catalog.table_exists(TABLE):
+        table = catalog.load_table(TABLE)
+        print(f"reusing {table.metadata_location}")
+        return table.metadata_location
+    catalog.create_namespace("b")
+    table = catalog.create_table(TABLE, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
+    per_manifest = files // manifests
+    start = time.perf_counter()
+    batch = 10  # manifests per commit: bounds the DataFiles held at once
+    for first in range(0, manifests, batch):
+        updates = [
+            FastAppend(table, prepared_files(table.location, per_manifest, f"m{n:05d}"))
+            for n in range(first, min(first + batch, manifests))
+        ]
+        table = commit_updates(table, updates).table
+    print(
+        f"built {per_manifest * manifests} files in {manifests} manifests "
+        f"in {time.perf_counter() - start:.1f}s"
+    )
+    return table.metadata_location
+
+
+# --- children ------------------------------------------------------------------------------
+
+
+def icewright_child(root: Path, repeat: int) -> dict[str, Any]:
+    from icewright.catalog import SqlCatalog
+    from icewright.expressions import (
+        ALWAYS_TRUE,
+        Expression,
+        and_,
+        greater_than,
+        greater_than_or_equal,
+        less_than,
+        less_than_or_equal,
+    )
+    from icewright.scan import plan_files
+
+    builders = {
+        ">=": greater_than_or_equal,
+        ">": greater_than,
+        "<": less_than,
+        "<=": less_than_or_equal,
+    }
+    table = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh")).load_table(TABLE)
+    before = peak_rss_mb()
+    out: dict[str, Any] = {}
+    for name, terms in FILTERS.items():
+        expr: Expression = ALWAYS_TRUE
+        for op, column, value in terms:
+            expr = and_(expr, builders[op](column, value))
+        for stats in (True, False):
+            seconds = []
+            tasks = 0
+            for _ in range(repeat):
+                start = time.perf_counter()
+                tasks = len(plan_files(table, filter=expr, column_stats=stats))
+                seconds.append(time.perf_counter() - start)
+            out[name if stats else f"{name} (no stats)"] = {"seconds": seconds, "tasks": tasks}
+    return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
+
+
+def stream_child(root: Path, repeat: int) -> dict[str, Any]:
+    """The whole table planned a manifest at a time (TableScan.iter_tasks): time, memory."""
+    from icewright.catalog import SqlCatalog
+    from icewright.scan import TableScan
+
+    table = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh")).load_table(TABLE)
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    tasks = sum(1 for _ in TableScan.of(table).iter_tasks())
+    seconds = time.perf_counter() - start
+    peak = peak_rss_mb()
+    return {"tasks": tasks, "seconds": seconds, "rss_before_mb": before, "peak_rss_mb": peak}
+
+
+def pyiceberg_child(root: Path, repeat: int) -> dict[str, Any]:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import (
+        AlwaysTrue,
+        And,
+        BooleanExpression,
+        GreaterThan,
+        GreaterThanOrEqual,
+        LessThan,
+        LessThanOrEqual,
+    )
+
+    builders: dict[str, Any] = {
+        ">=": GreaterThanOrEqual,
+        ">": GreaterThan,
+        "<": LessThan,
+        "<=": LessThanOrEqual,
+    }
+    table = SqlCatalog("bench", uri=catalog_uri(root)).load_table(TABLE)
+    before = peak_rss_mb()
+    out: dict[str, Any] = {}
+    for name, terms in FILTERS.items():
+        expr: BooleanExpression = AlwaysTrue()
+        for op, column, value in terms:
+            expr = And(expr, builders[op](column, value))
+        seconds = []
+        tasks = 0
+        for _ in range(repeat):
+            start = time.perf_counter()
+            tasks = len(list(table.scan(row_filter=expr).plan_files()))
+            seconds.append(time.perf_counter() - start)
+        out[name] = {"seconds": seconds, "tasks": tasks}
+    return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
+
+
+def run_child(kind: str, root: Path, repeat: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", kind, "--keep", str(root), "--repeat", str(repeat)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{kind} child failed:\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def java_plan(root: Path, metadata_location: str, repeat: int) -> dict[str, Any]:
+    answer = run_java(
+        [
+            {
+                "op": "plan",
+                "metadata_location": metadata_location,
+                "filters": {name: [list(t) for t in terms] for name, terms in FILTERS.items()},
+                "repeat": repeat,
+            }
+        ],
+        str(root / "java"),
+    )
+    return {"filters": answer["results"][0]}
+
+
+# --- main ----------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--manifests", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="build the table here once and reuse it")
+    parser.add_argument("--no-java", action="store_true", help="skip Iceberg Java")
+    parser.add_argument("--only", choices=["icewright"], help="time icewright alone")
+    parser.add_argument(
+        "--child", choices=["icewright", "stream", "pyiceberg"], help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+
+    if args.child:
+        child = {"icewright": icewright_child, "stream": stream_child}.get(
+            args.child, pyiceberg_child
+        )
+        print(json.dumps(child(args.keep, args.repeat)))
+        return
+
+    root = args.keep or Path(tempfile.mkdtemp(prefix="icewright-bench-plan-"))
+    metadata_location = build(root, args.files, args.manifests)
+    results = {"icewright": run_child("icewright", root, args.repeat)}
+    stream = run_child("stream", root, 1)
+    if args.only is None:
+        results["pyiceberg"] = run_child("pyiceberg", root, args.repeat)
+        if not args.no_java:
+            results["java"] = java_plan(root, metadata_location, args.repeat)
+
+    def median(kind: str, name: str) -> float:
+        return statistics.median(results[kind]["filters"][name]["seconds"])
+
+    # pyiceberg's tasks carry every column metric, as icewright's do by default; Java's
+    # planFiles() leaves them out (no includeColumnStats()), as column_stats=False does.
+    worst: dict[str, float] = {}
+    for name in FILTERS:
+        tasks = {kind: r["filters"][name]["tasks"] for kind, r in results.items()}
+        if len(set(tasks.values())) != 1:
+            raise SystemExit(f"{name}: the engines disagree on the task count: {tasks}")
+        for peer, ours_name in (("pyiceberg", name), ("java", f"{name} (no stats)")):
+            ours = median("icewright", ours_name)
+            line = f"{ours_name:31s} {tasks['icewright']:>9,} tasks   icewright {ours:6.2f}s"
+            if peer in results:
+                ratio = ours / median(peer, name)
+                worst[peer] = max(worst.get(peer, 0.0), ratio)
+                line += f"   {peer} {median(peer, name):6.2f}s   ratio {ratio:.2f}"
+            print(line)
+    for kind in ("icewright", "pyiceberg"):
+        if kind in results:
+            r = results[kind]
+            print(
+                f"{kind} planning process: peak RSS {r['peak_rss_mb']:.0f} MiB "
+                f"({r['rss_before_mb']:.0f} MiB after loading the table)"
+            )
+    print(
+        f"icewright whole table a manifest at a time (TableScan.iter_tasks, all column "
+        f"metrics): {stream['tasks']:,} tasks in {stream['seconds']:.2f}s, peak RSS "
+        f"{stream['peak_rss_mb']:.0f} MiB ({stream['rss_before_mb']:.0f} MiB after loading)"
+    )
+    print(
+        f"plan: icewright/pyiceberg={worst.get('pyiceberg', float('nan')):.2f} "
+        f"icewright/java={worst.get('java', float('nan')):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,367 @@
+"""A fast Avro binary decoder for manifest entries, projecting away what nobody reads.
+
+Why: planning a scan of a big table is reading its manifests, and fastavro decodes each
+entry into nested dicts (every metrics map an array of ``{"key", "value"}`` records), which
+costs several times what the planner then does with the entry. Like
+:mod:`icewright.manifest.avro_decoder` for manifest lists, the manifest's *writer* schema is
+compiled once into straight-line Python that reads an entry's fields in the order written,
+matched by field id, and builds the :class:`DataFile` directly. Metrics maps come out as
+dicts; those the caller does not want are skipped without building anything (a scan
+without a filter, or one whose filter reads no column metrics, asks for none).
+
+Only what manifests use is compiled: primitives, ``fixed``, ``["null", T]`` unions, arrays
+(of primitives or of key/value records, Iceberg's maps) and the partition record. Anything
+else makes :func:`manifest_entry_decoder` return ``None``; the caller then decodes with
+fastavro.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from icewright.manifest.avro_codec import AvroContainer, avro_value_converter, named_types, resolve
+from icewright.manifest.avro_decoder import Unsupported, _check_length, _Source, read_long
+from icewright.manifest.avro_schemas import (
+    DATA_FILE_FIELD_ID,
+    PARTITION_FIELD_ID,
+    AvroSchema,
+    data_file_type,
+)
+from icewright.manifest.data_file import (
+    METRICS_MAPS,
+    DataFile,
+    EntryStatus,
+    FileContent,
+    FileFormat,
+)
+from icewright.spec.types import StructType
+
+__all__ = [
+    "METRICS_MAPS",
+    "EntryDecoder",
+    "EntryRow",
+    "decode_entries",
+    "field_by_id",
+    "manifest_entry_decoder",
+    "partition_field_readers",
+]
+
+EntryRow = tuple[EntryStatus, int | None, int | None, int | None, DataFile]
+"""An entry as stored: status, snapshot id, data and file sequence numbers (None when
+inherited), and the data file."""
+
+EntryDecoder = Callable[..., tuple[EntryRow, int]]
+"""``decode(data, offset, accept=None)``: the entry at an offset and the offset after it;
+a live entry whose partition ``accept`` refuses comes back with None for its data file."""
+
+
+# manifest_entry field id -> position in the decoded tuple (spec: "Manifest Entry Fields").
+_ENTRY_IDS = {0: 0, 1: 1, 3: 2, 4: 3}
+_DATA_FILE_NAMES = {f.field_id: f.name for f in data_file_type(3, StructType()).fields}
+_TUPLES = ("split_offsets", "equality_ids")
+
+
+def field_by_id(record_schema: AvroSchema, field_id: int, named: dict[str, dict[str, Any]]) -> Any:
+    """The (resolved) type of the field of ``record_schema`` with ``field_id``, or None."""
+    if not isinstance(record_schema, dict):
+        return None
+    for f in record_schema.get("fields", []):
+        if f.get("field-id") == field_id:
+            return resolve(f["type"], named)
+    return None
+
+
+def partition_field_readers(writer_schema: AvroSchema) -> list[tuple[str, Callable[[Any], Any]]]:
+    """(Avro name, converter) of each partition field, in the order written (spec order)."""
+    named = named_types(writer_schema)
+    data_file = field_by_id(writer_schema, DATA_FILE_FIELD_ID, named)
+    partition = field_by_id(data_file, PARTITION_FIELD_ID, named)
+    if not isinstance(partition, dict) or partition.get("type") != "record":
+        raise ValueError(
+            f"the manifest schema has no data_file ({DATA_FILE_FIELD_ID}) partition "
+            f"({PARTITION_FIELD_ID}) record"
+        )
+    return [(f["name"], avro_value_converter(f["type"], named)) for f in partition["fields"]]
+
+
+_DECODERS: dict[tuple[str, int, frozenset[str]], EntryDecoder | None] = {}
+
+
+def decode_entries(
+    container: AvroContainer,
+    spec_id: int,
+    metrics: frozenset[str],
+    accept: Callable[[tuple[Any, ...]], bool] | None = None,
+) -> list[EntryRow] | None:
+    """The entries of a manifest's container, or None if its schema is not compiled here.
+
+    A live entry whose partition ``accept`` refuses is left out, undecoded past its
+    partition.
+
+    Decoders are remembered by schema text, spec id and the metrics wanted (a table's
+    manifests share a few schemas). Malformed data raises ``ValueError`` or
+    ``IndexError``.
+    """
+    key = (container.schema_text, spec_id, metrics)
+    if key in _DECODERS:
+        decode = _DECODERS[key]
+    else:
+        converters = [c for _, c in partition_field_readers(container.writer_schema)]
+        decode = manifest_entry_decoder(container.writer_schema, converters, spec_id, metrics)
+        if len(_DECODERS) < 256:
+            _DECODERS[key] = decode
+    if decode is None:
+        return None
+    body = container.body
+    position, end = 0, len(body)
+    rows: list[EntryRow] = []
+    append = rows.append
+    count = 0
+    while position < end:
+        row, position = decode(body, position, accept)
+        count += 1
+        if row[4] is not None:
+            append(row)
+    if position != end or count != container.record_count:
+        raise ValueError("the entries do not end where the blocks do")
+    return rows
+
+
+class _EntrySource(_Source):
+    """Python source of an entry decoder being generated."""
+
+    def skip(self, schema: AvroSchema, indent: int) -> None:
+        """Emit code that moves ``p`` past a value of ``schema`` without keeping it."""
+        if isinstance(schema, str) and schema in self.named:
+            schema = self.named[schema]
+        if isinstance(schema, list):
+            index = self.new("u")
+            self.long(index, indent)
+            for i, branch in enumerate(schema):
+                self.emit(indent, f"{'if' if i == 0 else 'elif'} {index} == {i}:")
+                self.emit(indent + 1, "pass")
+                self.skip(branch, indent + 1)
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"raise ValueError('union branch ' + str({index}))")
+            return
+        kind = schema["type"] if isinstance(schema, dict) else schema
+        if isinstance(kind, dict | list):
+            self.skip(kind, indent)
+            return
+        if isinstance(schema, dict) and isinstance(schema.get("name"), str):
+            self.named[schema["name"]] = schema
+        if kind == "null":
+            return
+        if kind in ("int", "long", "enum"):
+            self.emit(indent, "while data[p] > 127:")
+            self.emit(indent + 1, "p += 1")
+            self.emit(indent, "p += 1")
+        elif kind == "boolean":
+            self.emit(indent, "p += 1")
+        elif kind in ("float", "double"):
+            self.emit(indent, f"p += {4 if kind == 'float' else 8}")
+        elif kind in ("bytes", "string"):
+            size = self.new("n")
+            self.long(size, indent)
+            self.emit(indent, f"p += {size}")
+        elif kind == "fixed":
+            self.emit(indent, f"p += {int(schema['size'])}")
+        elif kind in ("array", "map"):
+            count = self.new("c")
+            self.long(count, indent)
+            self.emit(indent, f"while {count}:")
+            self.emit(indent + 1, f"if {count} < 0:")  # a block that gives its byte size
+            size = self.new("n")
+            self.emit(indent + 2, f"{size}, p = read_long(data, p)")
+            self.emit(indent + 2, f"p += {size}")
+            self.emit(indent + 1, "else:")
+            self.emit(indent + 2, f"for _ in range({count}):")
+            if kind == "map":
+                self.skip("string", indent + 3)
+            self.skip(schema["items"] if kind == "array" else schema["values"], indent + 3)
+            self.long(count, indent + 1)
+        elif kind == "record":
+            for f in schema["fields"]:
+                self.skip(f["type"], indent)
+        else:
+            raise Unsupported(f"Avro type {kind!r}")
+
+    def _array(self, items: AvroSchema, target: str, indent: int) -> None:
+        resolved = resolve(items, self.named)
+        if not (isinstance(resolved, dict) and resolved.get("type") == "record"):
+            super()._array(items, target, indent)
+            return
+        fields = {f["name"]: f["type"] for f in resolved["fields"]}
+        if set(fields) != {"key", "value"}:
+            raise Unsupported("an array of records other than key/value pairs")
+        # Iceberg's map: an array of key/value records, decoded straight into a dict.
+        count, key, value = self.new("c"), self.new("k"), self.new("x")
+        self.emit(indent, f"{target} = {{}}")
+        self.long(count, indent)
+        self.emit(indent, f"while {count}:")
+        self.emit(indent + 1, f"if {count} < 0:")
+        self.emit(indent + 2, f"{count} = -{count}")
+        self.emit(indent + 2, "_, p = read_long(data, p)")
+        self.emit(indent + 1, f"for _ in range({count}):")
+        for f in resolved["fields"]:
+            self.read(f["type"], key if f["name"] == "key" else value, indent + 2)
+        self.emit(indent + 2, f"{target}[{key}] = {value}")
+        self.long(count, indent + 1)
+
+    def _record(self, schema: dict[str, Any], target: str, indent: int) -> None:
+        raise Unsupported("a nested record other than data_file and partition")
+
+
+def manifest_entry_decoder(
+    writer_schema: AvroSchema,
+    partition_converters: list[Callable[[Any], Any]],
+    spec_id: int,
+    metrics: Collection[str] = METRICS_MAPS,
+) -> EntryDecoder | None:
+    """A decoder of ``manifest_entry`` records written with ``writer_schema``, or None.
+
+    ``partition_converters`` turn each partition field's stored value into the project's
+    convention (in the order written); every file gets ``spec_id``. Only the metrics maps
+    named in ``metrics`` (of :data:`METRICS_MAPS`) are decoded; the others read as None.
+    None when the schema holds something not compiled here; decode those with fastavro.
+    """
+    if not isinstance(writer_schema, dict) or writer_schema.get("type") != "record":
+        return None
+    named = named_types(writer_schema)
+    source = _EntrySource(named)
+    source.emit(0, "def decode(data, p, accept=None):")
+    entry = ["None"] * 4
+    data_file: dict[str, str] = {}
+    try:
+        fields = writer_schema["fields"]
+        for i, f in enumerate(fields):
+            field_id = f.get("field-id")
+            if field_id == DATA_FILE_FIELD_ID:
+                # An entry whose partition ``accept`` refuses is skipped from there on
+                # (live entries only, and only if the status was read before).
+                rest = [g["type"] for g in fields[i + 1 :]]
+                status = entry[0] if entry[0] != "None" else None
+                _data_file(
+                    source,
+                    resolve(f["type"], named),
+                    data_file,
+                    metrics,
+                    status=status,
+                    rest=rest,
+                )
+            elif field_id in _ENTRY_IDS:
+                variable = source.new()
+                source.read(f["type"], variable, 1)
+                entry[_ENTRY_IDS[field_id]] = variable
+            else:
+                source.skip(f["type"], 1)
+    except (Unsupported, KeyError, TypeError, ValueError):
+        return None
+    required = ("file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
+    if entry[0] == "None" or any(name not in data_file for name in required):
+        return None
+    # Checks DataFile.__post_init__ would make (the file is built without it, for speed).
+    fp, rc = data_file["file_path"], data_file["record_count"]
+    size = data_file["file_size_in_bytes"]
+    source.emit(1, f"if not {fp}:")
+    source.emit(2, "raise ValueError('a data file with an empty file_path')")
+    source.emit(1, f"if {rc} < 0 or {size} < 0:")
+    source.emit(2, f"raise ValueError({fp} + ': a negative record count or file size')")
+    content = data_file.get("content", "0")
+    data_file["content"] = f"CONTENTS[{content} or 0]"
+    data_file["file_format"] = f"parse_format({data_file['file_format']})"
+    equality = data_file.get("equality_ids", "None")
+    source.emit(1, f"if {content} == 2 and not {equality}:")
+    source.emit(2, f"raise ValueError({fp} + ': an equality delete file lists no equality_ids')")
+    for name in _TUPLES:
+        if name in data_file:
+            value = data_file[name]
+            data_file[name] = f"None if {value} is None else tuple({value})"
+    source.emit(1, "f = new(DataFile)")
+    source.emit(1, "f.__dict__.update(DEFAULTS,")
+    for name, expression in data_file.items():
+        source.emit(2, f"{name}={expression},")
+    source.emit(1, ")")
+    source.emit(1, f"return (STATUSES[{entry[0]}], {', '.join(entry[1:])}, f), p")
+    defaults = {f.name: f.default for f in DataFile.__dataclass_fields__.values()}
+    defaults["spec_id"] = spec_id
+    namespace: dict[str, Any] = {
+        "read_long": read_long,
+        "check_length": _check_length,
+        "unpack_from": struct.unpack_from,
+        "new": object.__new__,
+        "DataFile": DataFile,
+        "DEFAULTS": defaults,
+        "CONTENTS": _Strict({int(c): c for c in FileContent}, "data file content"),
+        "STATUSES": _Strict({int(s): s for s in EntryStatus}, "entry status"),
+        "parse_format": _parse_format,
+        "CONVERT": partition_converters,
+    }
+    # Built from the schema's structure only: names are generated, and the one value taken
+    # from the schema, a fixed size, goes through int().
+    exec("\n".join(source.lines), namespace)
+    decode: EntryDecoder = namespace["decode"]
+    return decode
+
+
+def _data_file(
+    source: _EntrySource,
+    schema: AvroSchema,
+    out: dict[str, str],
+    metrics: Collection[str],
+    *,
+    status: str | None,
+    rest: list[AvroSchema],
+) -> None:
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        raise Unsupported("data_file is not a record")
+    fields = schema["fields"]
+    for i, f in enumerate(fields):
+        name = _DATA_FILE_NAMES.get(f.get("field-id", -1))
+        if name is None or (name in METRICS_MAPS and name not in metrics):
+            source.skip(f["type"], 1)
+        elif f["field-id"] == PARTITION_FIELD_ID:
+            partition = out["partition"] = _partition(source, resolve(f["type"], source.named))
+            if status is not None:
+                source.emit(1, f"if accept is not None and {status} != 2:")
+                source.emit(2, f"partition = {partition}")
+                source.emit(2, "if not accept(partition):")
+                for later in [g["type"] for g in fields[i + 1 :]] + rest:
+                    source.skip(later, 3)
+                source.emit(3, f"return (STATUSES[{status}], None, None, None, None), p")
+        else:
+            variable = source.new()
+            source.read(f["type"], variable, 1)
+            out[name] = variable
+
+
+def _partition(source: _EntrySource, schema: AvroSchema) -> str:
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        raise Unsupported("partition is not a record")
+    values = []
+    for i, f in enumerate(schema["fields"]):
+        variable = source.new()
+        source.read(f["type"], variable, 1)
+        values.append(f"CONVERT[{i}]({variable})")
+    return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
+
+
+class _Strict(dict[int, Any]):
+    """A lookup table whose misses are a ValueError naming what was looked up."""
+
+    def __init__(self, values: Mapping[int, Any], what: str) -> None:
+        super().__init__(values)
+        self.what = what
+
+    def __missing__(self, key: int) -> Any:
+        raise ValueError(f"unknown {self.what} {key!r}")
+
+
+_FORMATS = {f.value: f for f in FileFormat} | {f.value.lower(): f for f in FileFormat}
+
+
+def _parse_format(value: str) -> FileFormat:
+    found = _FORMATS.get(value)
+    return found if found is not None else FileFormat.parse(value)

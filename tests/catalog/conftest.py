@@ -2,7 +2,8 @@
 
 Every kind runs on real local parts: SQLite files, a PostgreSQL server started
 for the session, the local file system, moto's S3 server on 127.0.0.1, and
-moto's in-process Glue (``mock_aws``).
+moto's in-process Glue (``mock_aws``), and a REST catalog server built from Iceberg
+Java's own server classes (``tests/support/rest.py``).
 
 moto's Glue ignores ``UpdateTable``'s ``VersionId`` (moto 5.2: the parameter is
 never read), while AWS Glue refuses a stale one with
@@ -22,9 +23,10 @@ import pytest
 
 from icewright.catalog import Catalog, FileSystemCatalog, GlueCatalog, SqlCatalog
 from tests.support.postgres import postgres_url  # noqa: F401
+from tests.support.rest import rest_server  # noqa: F401
 from tests.support.s3 import s3_server  # noqa: F401
 
-CATALOG_KINDS = ("sqlite", "postgres", "filesystem-local", "filesystem-s3", "glue")
+CATALOG_KINDS = ("sqlite", "postgres", "filesystem-local", "filesystem-s3", "glue", "rest")
 
 GLUE_PROPERTIES = {
     "glue.region": "us-east-1",
@@ -81,6 +83,11 @@ def make_catalog(kind: str, request: pytest.FixtureRequest, tmp_path: Any) -> Ca
     if kind == "glue":
         request.getfixturevalue("glue_mock")
         return GlueCatalog("test", str(tmp_path / "wh"), **GLUE_PROPERTIES)
+    if kind == "rest":
+        # Iceberg Java's REST server (one per session); a fresh warehouse is a fresh
+        # catalog on it.
+        server = request.getfixturevalue("rest_server")
+        return server.catalog(warehouse=f"t{uuid.uuid4().hex[:12]}")
     raise AssertionError(kind)
 
 

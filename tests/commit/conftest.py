@@ -18,6 +18,7 @@ from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, TimestamptzType
 from tests.catalog.conftest import glue_mock  # noqa: F401
 from tests.support.postgres import postgres_url  # noqa: F401
+from tests.support.rest import rest_server  # noqa: F401
 from tests.support.s3 import s3_server  # noqa: F401
 
 SCHEMA = Schema(

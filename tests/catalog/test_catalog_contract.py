@@ -132,6 +132,8 @@ def test_nested_namespaces(catalog: Catalog, catalog_kind: str) -> None:
             catalog.create_namespace(("a", "b"))
         assert catalog.list_namespaces() == []
         return
+    if catalog_kind == "rest":
+        catalog.create_namespace("a")  # Java's InMemoryCatalog does not infer parents
     catalog.create_namespace(("a", "b"), {"k": "v"})
     catalog.create_namespace("a.c")
     assert catalog.namespace_exists("a.b")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from icewright.scan import plan_files
 from icewright.spec.partitioning import build_partition_spec
 from tests.commit.conftest import SCHEMA
 from tests.commit.support import files_for, rows
+from tests.support.java import iceberg_java  # noqa: F401
 from tests.support.rest import TOKEN_TTL_S, RestServer
 
 
@@ -157,3 +159,55 @@ def test_missing_table_and_namespace(rest_server: RestServer) -> None:
         catalog.load_table("db.nope")
     assert not catalog.table_exists("db.nope")
     assert not catalog.namespace_exists("nope")
+
+
+@pytest.mark.interop
+def test_pyiceberg_creates_icewright_appends_both_read(rest_server: RestServer) -> None:
+    import pyarrow as pa
+    from pyiceberg.catalog.rest import RestCatalog as PyRestCatalog
+    from pyiceberg.schema import Schema as PySchema
+    from pyiceberg.types import LongType as PyLong
+    from pyiceberg.types import NestedField as PyField
+    from pyiceberg.types import StringType as PyString
+
+    warehouse = f"py{uuid.uuid4().hex[:10]}"
+    theirs = PyRestCatalog("rest", uri=rest_server.uri, warehouse=warehouse)
+    theirs.create_namespace("db")
+    created = theirs.create_table(
+        "db.t",
+        PySchema(PyField(1, "id", PyLong(), required=True), PyField(2, "name", PyString())),
+    )
+    created.append(
+        pa.table(
+            {"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"]},
+            schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string())]),
+        )
+    )
+    ours = rest_server.catalog(warehouse=warehouse)
+    table = ours.load_table("db.t")
+    from icewright.arrow import rows_to_arrow, write_data_files
+
+    data = rows_to_arrow(table.metadata.schema(), [{"id": 3, "name": "c"}])
+    result = fast_append(table, write_data_files(table.io, table.metadata, data))
+    read = theirs.load_table("db.t")
+    assert read.metadata_location == result.metadata_location
+    assert sorted(read.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    assert [s.snapshot_id for s in read.snapshots()][-1] == result.snapshot_id
+
+
+@pytest.mark.slow
+@pytest.mark.interop
+def test_iceberg_java_rest_catalog_reads_it(
+    rest_server: RestServer,
+    iceberg_java: Any,  # noqa: F811
+) -> None:
+    warehouse = f"j{uuid.uuid4().hex[:10]}"
+    catalog = rest_server.catalog(warehouse=warehouse)
+    catalog.create_namespace("db")
+    table = _table(catalog)
+    first = fast_append(table, files_for(table, rows(3)))  # type: ignore[arg-type]
+    second = fast_append(first.table, files_for(first.table, rows(2, day=2, start=10)))
+    result = iceberg_java.scan(rest_uri=rest_server.uri, warehouse=warehouse, table="db.orders")
+    column = result.columns.index("id")
+    assert sorted(r[column] for r in result.rows) == [0, 1, 2, 10, 11]
+    assert catalog.load_table("db.orders").metadata.current_snapshot_id == second.snapshot_id

@@ -139,6 +139,7 @@ def test_oauth2_client_credentials(rest_server: RestServer) -> None:
     with pytest.raises(CatalogServiceError, match="401"):
         load_catalog({"type": "rest", "uri": rest_server.oauth_uri, "credential": "x:wrong"})
     catalog = rest_server.catalog(oauth=True, warehouse=f"o{uuid.uuid4().hex[:8]}")
+    assert "credential" not in catalog.properties  # never handed to FileIO or Spark
     catalog.create_namespace("db")
     rest_server.clear_requests()
     time.sleep(TOKEN_TTL_S * 0.92)  # inside the refresh window (the last tenth of its life)

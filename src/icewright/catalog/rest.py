@@ -93,6 +93,13 @@ _DEFAULT_ENDPOINTS = frozenset(
         "POST /v1/{prefix}/transactions/commit",
     }
 )
+_AUTH_SECRETS = (
+    "token",
+    "credential",
+    "rest.access-key-id",
+    "rest.secret-access-key",
+    "rest.session-token",
+)
 _NS = "/v1/{prefix}/namespaces"
 _NS1 = _NS + "/{namespace}"
 _TABLES = _NS1 + "/tables"
@@ -161,6 +168,10 @@ class RestCatalog(Catalog):
         # the client only needs one for FileIO defaults.
         warehouse = merged.pop("warehouse", "")
         self._server_warehouse = warehouse
+        # The catalog's own secrets stay in the authenticator: the properties feed FileIO,
+        # which hands them to Spark jobs.
+        for key in _AUTH_SECRETS:
+            merged.pop(key, None)
         super().__init__(name, warehouse if "://" in warehouse else "", merged)
         self._etags: dict[tuple[str, ...], tuple[str, Table]] = {}
         self._etag_lock = threading.Lock()

@@ -81,6 +81,10 @@ def test_unchanged_table_poll_is_one_304(rest_server: RestServer) -> None:
     assert rest_server.requests() == [
         f"GET /v1/{catalog.properties['prefix']}/namespaces/db/tables/orders 304"
     ]
+    catalog.load_table("db.orders")  # loads keep their own cache of the parsed table
+    rest_server.clear_requests()
+    assert catalog.load_table("db.orders").metadata_location == location
+    assert [r.rsplit(" ", 1)[1] for r in rest_server.requests()] == ["304"]
     result = fast_append(table, files_for(table, rows(3)))  # type: ignore[arg-type]
     assert catalog.table_metadata_location("db.orders") == result.metadata_location
     assert catalog.load_table("db.orders").metadata.current_snapshot_id == result.snapshot_id

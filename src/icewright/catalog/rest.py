@@ -14,7 +14,7 @@ Properties (the names Iceberg Java and pyiceberg use): ``uri`` (required),
 ``rest.signing-name``, ``header.<Name>`` (sent with every request, e.g.
 ``header.X-Iceberg-Access-Delegation=vended-credentials``),
 ``rest.client.connection-timeout-ms`` / ``rest.client.socket-timeout-ms``,
-``rest-page-size``, ``snapshot-loading-mode`` (``all`` or ``refs``), and FileIO
+``rest-page-size``, and FileIO
 properties (``s3.*``). The server's ``defaults`` and ``overrides`` from
 ``/v1/config`` are merged around them; the ``config`` of a load response is used
 for that table's FileIO.
@@ -159,11 +159,6 @@ class RestCatalog(Catalog):
         prefix = merged.get("prefix", "").strip("/")
         self._root = f"v1/{prefix}/" if prefix else "v1/"
         self._page_size = merged.get("rest-page-size")
-        self._snapshots = merged.get("snapshot-loading-mode", "all")
-        if self._snapshots not in ("all", "refs"):
-            raise ValidationError(
-                f"snapshot-loading-mode must be 'all' or 'refs', got {self._snapshots!r}"
-            )
         # The warehouse of a REST catalog is the server's business (a name or a URI);
         # the client only needs one for FileIO defaults.
         warehouse = merged.pop("warehouse", "")
@@ -173,7 +168,9 @@ class RestCatalog(Catalog):
         for key in _AUTH_SECRETS:
             merged.pop(key, None)
         super().__init__(name, warehouse if "://" in warehouse else "", merged)
+        # ETag caches: loaded tables, and the locations polls saw.
         self._etags: dict[tuple[str, ...], tuple[str, Table]] = {}
+        self._locations: dict[tuple[str, ...], tuple[str, str]] = {}
         self._etag_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -399,7 +396,6 @@ class RestCatalog(Catalog):
             "GET " + _TABLE,
             self._table_path(ident),
             TABLE,
-            query={"snapshots": self._snapshots} if self._snapshots != "all" else None,
             headers=headers,
             ok=(200, 304),
         )
@@ -415,8 +411,33 @@ class RestCatalog(Catalog):
         return table
 
     def table_metadata_location(self, identifier: IdentifierLike) -> str:
-        """One request: a 304 when the table has not changed since the last load."""
-        return self.load_table(identifier).metadata_location
+        """One request, asking for the refs' snapshots only (``snapshots=refs``), and
+        answered 304 when the table has not changed since the last poll; the metadata in
+        a 200 is not parsed."""
+        ident = Identifier.parse(identifier)
+        key = ident.levels
+        with self._etag_lock:
+            cached = self._locations.get(key)
+        response = self._call(
+            "GET " + _TABLE,
+            self._table_path(ident),
+            TABLE,
+            query={"snapshots": "refs"},
+            headers={"If-None-Match": cached[0]} if cached else None,
+            ok=(200, 304),
+        )
+        if response.status == 304 and cached is not None:
+            return cached[1]
+        location = response.json().get("metadata-location")
+        if not isinstance(location, str) or not location:
+            raise CatalogServiceError(f"the REST catalog sent no metadata-location for {ident}")
+        etag = response.headers.get("etag")
+        with self._etag_lock:
+            if etag:
+                self._locations[key] = (etag, location)
+            else:
+                self._locations.pop(key, None)
+        return location
 
     def table_exists(self, identifier: IdentifierLike) -> bool:
         ident = Identifier.parse(identifier)
@@ -449,6 +470,7 @@ class RestCatalog(Catalog):
     def _forget(self, ident: Identifier) -> None:
         with self._etag_lock:
             self._etags.pop(ident.levels, None)
+            self._locations.pop(ident.levels, None)
 
     # --- commits -------------------------------------------------------------
 

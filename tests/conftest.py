@@ -7,6 +7,8 @@ plugins, so a test asks for a fixture by name and never imports one:
   :func:`tests.support.catalogs.make_catalog` (every catalog kind): ``tests.support.catalogs``;
 * ``postgres_url`` (a PostgreSQL server): ``tests.support.postgres``;
 * ``s3_server`` (moto's S3 server on 127.0.0.1): ``tests.support.s3``;
+* ``rest_server`` and ``rest_namespace`` (Iceberg Java's REST catalog server):
+  ``tests.support.rest``;
 * ``spark`` (the one local SparkSession of the process): ``tests.support.spark``;
 * ``airflow_home`` (a migrated Airflow home): ``tests.support.airflow``;
 * ``iceberg_java`` and ``duckdb_iceberg`` (the peers): ``tests.support.java``,
@@ -36,6 +38,7 @@ pytest_plugins = [
     "tests.support.duckdb",
     "tests.support.embedded",
     "tests.support.postgres",
+    "tests.support.rest",
     "tests.support.s3",
     "tests.support.spark",
 ]

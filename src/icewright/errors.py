@@ -85,6 +85,11 @@ class InvalidMetadata(ValidationError):
     """A metadata, manifest or manifest-list file is malformed or corrupt."""
 
 
+class CatalogServiceError(IcewrightError):
+    """A catalog service (the REST catalog server) refused a call or failed outside a
+    commit: not reachable, not authorized, or an error the call does not define."""
+
+
 class MissingDependency(IcewrightError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +43,8 @@ def is_filesystem(kind: str) -> bool:
 def file_version(kind: str, location: str) -> int:
     """The version number in a metadata file name, checking the kind's naming scheme."""
     name = location.rsplit("/", 1)[-1]
+    if kind == "rest":  # Java names a compressed file <n>-<uuid>.gz.metadata.json
+        name = name.replace(".gz.metadata.json", ".metadata.json")
     match = (HADOOP_NAME if is_filesystem(kind) else POINTER_NAME).fullmatch(name)
     assert match is not None, f"{name} does not follow the {kind} naming scheme"
     return int(match.group(1))
@@ -129,6 +132,8 @@ def test_nested_namespaces(catalog: Catalog, catalog_kind: str) -> None:
             catalog.create_namespace(("a", "b"))
         assert catalog.list_namespaces() == []
         return
+    if catalog_kind == "rest":
+        catalog.create_namespace("a")  # Java's InMemoryCatalog does not infer parents
     catalog.create_namespace(("a", "b"), {"k": "v"})
     catalog.create_namespace("a.c")
     assert catalog.namespace_exists("a.b")
@@ -140,6 +145,10 @@ def test_nested_namespaces(catalog: Catalog, catalog_kind: str) -> None:
     assert table.location.endswith("/a/b/t")
     assert catalog.list_tables("a.b") == [Identifier(("a", "b"), "t")]
     assert catalog.list_tables("a") == []
+    if catalog_kind == "rest":
+        # Java's InMemoryCatalog (the test server) drops a namespace with children;
+        # whether a REST server allows that is its own rule.
+        return
     with pytest.raises(NamespaceNotEmpty):
         catalog.drop_namespace("a")
 
@@ -251,10 +260,11 @@ def test_purge_deletes_every_metadata_file(catalog: Catalog) -> None:
     assert not catalog.table_exists("db.t")
 
 
-def test_register_table(catalog: Catalog) -> None:
+def test_register_table(catalog: Catalog, tmp_path: Path) -> None:
     catalog.create_namespace("db")
-    io = catalog.file_io()
-    location = catalog.warehouse + "_external/ext"
+    warehouse = catalog.warehouse or str(tmp_path)  # a REST catalog's is the server's
+    io = catalog.file_io(warehouse)
+    location = warehouse + "_external/ext"
     metadata = new_table_metadata(
         SCHEMA, UNPARTITIONED_PARTITION_SPEC, UNSORTED_SORT_ORDER, location
     )
@@ -423,7 +433,12 @@ def test_stale_base_fails_and_leaves_no_file(catalog: Catalog) -> None:
     assert metadata_files(catalog, table.location) == sorted([base, winner])
 
 
-def test_racing_commits_have_one_winner(catalog: Catalog) -> None:
+def test_racing_commits_have_one_winner(catalog: Catalog, catalog_kind: str) -> None:
+    if catalog_kind == "rest":
+        # REST guards a commit with requirements, not the base location: two property
+        # changes both apply (as Iceberg Java's own client commits them). The engine's
+        # races over REST are in tests/commit/test_conflict_matrix.py.
+        return
     catalog.create_namespace("db")
     table = catalog.create_table("db.t", SCHEMA)
     expected_files = [table.metadata_location]
@@ -510,7 +525,9 @@ def test_bad_names_are_refused_and_change_nothing(catalog: Catalog, bad: str) ->
     assert catalog.load_table("db.t").metadata_location == table.metadata_location
 
 
-def test_corrupt_metadata_file(catalog: Catalog) -> None:
+def test_corrupt_metadata_file(catalog: Catalog, catalog_kind: str) -> None:
+    if catalog_kind == "rest":
+        pytest.skip("a REST client never reads metadata files: the server does")
     catalog.create_namespace("db")
     table = catalog.create_table("db.t", SCHEMA)
     io = catalog.file_io(table.location)
@@ -520,7 +537,9 @@ def test_corrupt_metadata_file(catalog: Catalog) -> None:
     assert table.metadata_location in str(raised.value)
 
 
-def test_gzip_metadata_file_is_read(catalog: Catalog) -> None:
+def test_gzip_metadata_file_is_read(catalog: Catalog, catalog_kind: str) -> None:
+    if catalog_kind == "rest":
+        pytest.skip("a REST client never reads metadata files: the server does")
     catalog.create_namespace("db")
     table = catalog.create_table("db.t", SCHEMA)
     io = catalog.file_io(table.location)
@@ -530,6 +549,8 @@ def test_gzip_metadata_file_is_read(catalog: Catalog) -> None:
 
 
 def test_missing_metadata_file(catalog: Catalog, catalog_kind: str) -> None:
+    if catalog_kind == "rest":
+        pytest.skip("a REST client never reads metadata files: the server does")
     catalog.create_namespace("db")
     table = catalog.create_table("db.t", SCHEMA)
     catalog.file_io(table.location).delete(table.metadata_location)

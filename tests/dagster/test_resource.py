@@ -67,3 +67,17 @@ def test_secrets_are_masked_and_reach_the_file_io(monkeypatch: pytest.MonkeyPatc
     )
     assert result.output_for_node("probe") == "very-secret"
     assert "very-secret" not in str(result.dagster_run.run_config)
+
+
+def test_rest_fields() -> None:
+    resource = IcebergResource(
+        catalog_type="rest",
+        catalog_uri="http://127.0.0.1:1",
+        warehouse="analytics",
+        rest_credential="id:secret",
+    )
+    props = resource.catalog_properties()
+    assert props["type"] == "rest" and props["uri"] == "http://127.0.0.1:1"
+    assert props["warehouse"] == "analytics" and props["credential"] == "id:secret"
+    assert "token" not in props
+    assert IcebergResource(rest_token="t").catalog_properties()["token"] == "t"

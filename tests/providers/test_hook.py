@@ -262,3 +262,28 @@ def test_connection_uri_form(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     hook = IcebergHook("uri_form")
     assert hook.catalog_properties() == {"type": "filesystem", "warehouse": f"{tmp_path}/wh"}
     json.dumps(hook.catalog_properties())  # what load_catalog takes: plain strings
+
+
+def test_rest_from_connection(monkeypatch: pytest.MonkeyPatch, rest_server: Any) -> None:
+    from icewright.catalog import RestCatalog
+    from tests.support.rest import OAUTH_CREDENTIAL
+
+    client_id, secret = OAUTH_CREDENTIAL.split(":")
+    _set_conn(
+        monkeypatch,
+        "rest_lake",
+        "icewright",
+        login=client_id,
+        password=secret,
+        extra={
+            "catalog_type": "rest",
+            "uri": rest_server.oauth_uri,
+            "warehouse": f"hook{uuid.uuid4().hex[:8]}",
+        },
+    )
+    hook = IcebergHook("rest_lake")
+    props = hook.catalog_properties()
+    assert props["credential"] == OAUTH_CREDENTIAL
+    assert "s3.secret-access-key" not in props  # login/password are the REST credential
+    assert isinstance(hook.get_catalog(), RestCatalog)
+    _round_trip(hook)

@@ -29,7 +29,7 @@ import pytest
 from icewright.catalog import Catalog, FileSystemCatalog, GlueCatalog, SqlCatalog
 
 CATALOG_NAME = "test"
-CATALOG_KINDS = ("sqlite", "postgres", "filesystem-local", "filesystem-s3", "glue")
+CATALOG_KINDS = ("sqlite", "postgres", "filesystem-local", "filesystem-s3", "glue", "rest")
 
 GLUE_PROPERTIES = {
     "glue.region": "us-east-1",
@@ -98,7 +98,7 @@ def glue_mock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def make_catalog(kind: str, request: pytest.FixtureRequest, tmp_path: Any) -> Catalog:
     """A fresh, empty catalog of ``kind`` (the servers it needs come from their
-    fixtures: ``postgres_url``, ``s3_server``, ``glue_mock``)."""
+    fixtures: ``postgres_url``, ``s3_server``, ``glue_mock``, ``rest_server``)."""
     if kind == "sqlite":
         return SqlCatalog("test", f"sqlite:///{tmp_path}/catalog.db", str(tmp_path / "wh"))
     if kind == "postgres":
@@ -114,4 +114,9 @@ def make_catalog(kind: str, request: pytest.FixtureRequest, tmp_path: Any) -> Ca
     if kind == "glue":
         request.getfixturevalue("glue_mock")
         return GlueCatalog("test", str(tmp_path / "wh"), **GLUE_PROPERTIES)
+    if kind == "rest":
+        # Iceberg Java's REST server (one per session); a fresh warehouse name is a fresh
+        # catalog on it.
+        server = request.getfixturevalue("rest_server")
+        return server.catalog(warehouse=f"t{uuid.uuid4().hex[:12]}")
     raise AssertionError(kind)

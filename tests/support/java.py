@@ -462,9 +462,12 @@ class JavaBatch:
         table: str | None = None,
         snapshot_id: int | None = None,
         branch: str | None = None,
+        rest_uri: str | None = None,
     ) -> Pending[ScanResult]:
         """Read rows with ``spark.read.format("iceberg")``: from a metadata file, or a
-        Hadoop-catalog ``table`` ("db.t") in ``warehouse``; optionally at a snapshot or branch."""
+        Hadoop-catalog ``table`` ("db.t") in ``warehouse``, or with ``rest_uri`` a table of
+        Iceberg Java's ``RESTCatalog`` on that server (``warehouse`` is then the name sent
+        to its ``/v1/config``); optionally at a snapshot or branch."""
         if (metadata_path is None) == (table is None):
             raise ValueError("scan needs exactly one of metadata_path or (warehouse, table)")
         if table is not None and warehouse is None:
@@ -472,6 +475,7 @@ class JavaBatch:
         return self._add(
             {
                 "op": "scan",
+                "rest_uri": rest_uri,
                 "metadata_path": None if metadata_path is None else str(metadata_path),
                 "warehouse": None if warehouse is None else str(warehouse),
                 "table": table,

@@ -17,6 +17,7 @@ from icewright.catalog.filesystem import FileSystemCatalog
 from icewright.catalog.glue import GlueCatalog
 from icewright.catalog.identifier import Identifier, Namespace
 from icewright.catalog.loader import default_catalog, icewright_home, load_catalog
+from icewright.catalog.rest import RestCatalog
 from icewright.catalog.sql import SqlCatalog
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Identifier",
     "Namespace",
     "PropertiesUpdate",
+    "RestCatalog",
     "SqlCatalog",
     "Table",
     "View",

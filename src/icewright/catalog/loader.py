@@ -20,7 +20,7 @@ from icewright.io.base import uri_scheme
 __all__ = ["DEFAULT_CATALOG_NAME", "default_catalog", "icewright_home", "load_catalog"]
 
 DEFAULT_CATALOG_NAME = "icewright"
-CATALOG_TYPES = ("sql", "filesystem", "glue")
+CATALOG_TYPES = ("sql", "filesystem", "glue", "rest")
 _SQL_SCHEMES = ("sqlite", "postgres", "postgresql", "mysql", "mariadb", "mssql", "oracle")
 
 
@@ -71,11 +71,12 @@ def load_catalog(config: str | Mapping[str, str] | None = None, **properties: st
       (``warehouse=`` keyword; for SQLite it defaults to ``warehouse/`` beside the
       database file); ``file:///...``, a plain path or ``s3://bucket/prefix`` a
       file-system catalog with that warehouse; ``glue://`` (or ``glue://<catalog id>``,
-      with properties as query parameters) a Glue catalog.
-    * A mapping with ``type`` = ``sql`` | ``filesystem`` | ``glue``, and ``uri``,
+      with properties as query parameters) a Glue catalog; ``rest+http://host:port/path``
+      (or ``rest+https://``, properties as query parameters) a REST catalog.
+    * A mapping with ``type`` = ``sql`` | ``filesystem`` | ``glue`` | ``rest``, and ``uri``,
       ``warehouse``, ``name`` (default ``icewright``) and any other properties
-      (``s3.*``, ``glue.*``). Without ``type``, ``uri`` means ``sql`` and only
-      ``warehouse`` means ``filesystem``.
+      (``s3.*``, ``glue.*``; for ``rest`` see :mod:`icewright.catalog.rest`). Without
+      ``type``, ``uri`` means ``sql`` and only ``warehouse`` means ``filesystem``.
 
     Keyword ``properties`` are added to (and override) the configuration.
     """
@@ -105,11 +106,16 @@ def _properties_from_uri(uri: str) -> dict[str, str]:
         if parts.netloc:
             props["glue.id"] = parts.netloc
         return props
+    if scheme in ("rest+http", "rest+https"):
+        parts = urlsplit(uri)
+        target = parts._replace(scheme=scheme[len("rest+") :], query="").geturl()
+        return {"type": "rest", "uri": target, **dict(parse_qsl(parts.query))}
     if scheme is None or scheme == "file" or scheme in S3_SCHEMES:
         return {"type": "filesystem", "warehouse": uri}
     raise ValidationError(
         f"cannot tell which catalog {uri!r} means: use sqlite:///..., "
-        "postgresql+psycopg://..., file:///..., a path, s3://bucket/prefix or glue://"
+        "postgresql+psycopg://..., file:///..., a path, s3://bucket/prefix, glue:// "
+        "or rest+http(s)://host:port"
     )
 
 
@@ -143,6 +149,13 @@ def _from_properties(props: dict[str, str]) -> Catalog:
         if not warehouse:
             raise ValidationError("a filesystem catalog needs 'warehouse' (a path or s3:// URI)")
         return FileSystemCatalog(name, warehouse, **props)
+    if kind == "rest":
+        from icewright.catalog.rest import RestCatalog
+
+        uri = props.pop("uri", None)
+        if not uri:
+            raise ValidationError("a rest catalog needs 'uri' (e.g. https://catalog.example:8181)")
+        return RestCatalog(name, uri, **props)
     from icewright.catalog.glue import GlueCatalog
 
     return GlueCatalog(name, props.pop("warehouse", ""), **props)

@@ -73,7 +73,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
         metavar="URI",
         default=default(None),
         help="a catalog: sqlite:///..., postgresql+psycopg://..., a warehouse path, "
-        "s3://bucket/prefix or glue://",
+        "s3://bucket/prefix, glue:// or rest+https://host[:port] (a REST catalog)",
     )
     g.add_argument(
         "--config",

@@ -3,7 +3,7 @@ print. Built lazily, so verbs that need no Spark never start a JVM.
 
 * ``--home DIR`` (or ``ICEWRIGHT_HOME``): the embedded default's home.
 * ``--catalog URI``: what :func:`icewright.catalog.load_catalog` takes (a SQLAlchemy URL,
-  a warehouse path or ``s3://`` URI, ``glue://``).
+  a warehouse path or ``s3://`` URI, ``glue://``, ``rest+https://host`` for a REST catalog).
 * ``--config FILE``: catalog properties in TOML or JSON, either at the top level or in a
   ``[catalog]`` table; an optional ``[spark]`` table may give ``master`` and ``conf``.
 * ``--master URL`` (or ``ICEWRIGHT_SPARK_MASTER``): run the Spark jobs through

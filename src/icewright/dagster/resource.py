@@ -69,9 +69,10 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     )
     catalog_uri: str | None = Field(
         default=None,
-        description="sqlite:///..., postgresql+psycopg://..., a warehouse path, s3://, glue://",
+        description="sqlite:///..., postgresql+psycopg://..., a warehouse path, s3://, glue://, "
+        "or a REST catalog's URL (with catalog_type rest, or as rest+https://...)",
     )
-    catalog_type: str | None = Field(default=None, description="sql, filesystem or glue")
+    catalog_type: str | None = Field(default=None, description="sql, filesystem, glue or rest")
     warehouse: str | None = Field(default=None, description="where table files go")
     catalog_name: str | None = None
     properties: dict[str, str] = Field(default_factory=dict, description="catalog properties")
@@ -80,6 +81,12 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = Field(default=None, description="use dg.EnvVar")
     s3_session_token: str | None = Field(default=None, description="use dg.EnvVar")
+    rest_credential: str | None = Field(
+        default=None, description="REST catalog OAuth2 client_id:client_secret; use dg.EnvVar"
+    )
+    rest_token: str | None = Field(
+        default=None, description="REST catalog static bearer token; use dg.EnvVar"
+    )
     spark: SparkConfig = Field(default_factory=SparkConfig)
 
     _catalog: Catalog | None = PrivateAttr(default=None)
@@ -95,6 +102,8 @@ class IcebergResource(dg.ConfigurableResource):  # type: ignore[type-arg]
             "warehouse": self.warehouse,
             "name": self.catalog_name,
             "s3.endpoint": self.s3_endpoint,
+            "credential": self.rest_credential,
+            "token": self.rest_token,
         }
         props.update({k: v for k, v in named.items() if v})
         credentials = {

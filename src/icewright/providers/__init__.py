@@ -38,15 +38,16 @@ def _conn_fields() -> dict[str, Any]:
     return {
         "catalog_type": field(
             "Catalog type",
-            "sql (a SQLAlchemy database), filesystem (metadata files in the warehouse) or glue",
+            "sql (a SQLAlchemy database), filesystem (metadata files in the warehouse), glue "
+            "or rest (an Iceberg REST catalog; login/password: OAuth2 client id/secret)",
             type="string",
-            enum=["sql", "filesystem", "glue"],
+            enum=["sql", "filesystem", "glue", "rest"],
             default="sql",
         ),
         "uri": field(
             "Catalog URI",
             "For sql: a SQLAlchemy URL, e.g. postgresql+psycopg://user:pw@host/db or "
-            "sqlite:////path/catalog.db",
+            "sqlite:////path/catalog.db; for rest: the server's URL, e.g. https://host:8181",
             type=["string", "null"],
         ),
         "warehouse": field(

@@ -2,10 +2,10 @@
 
 The connection's fields (declared for the UI in ``get_provider_info``'s ``conn-fields``):
 
-* extra ``catalog_type``: ``sql`` | ``filesystem`` | ``glue`` (default: ``sql`` when
-  ``uri`` is given, else ``filesystem``);
+* extra ``catalog_type``: ``sql`` | ``filesystem`` | ``glue`` | ``rest`` (default: ``sql``
+  when ``uri`` is given, else ``filesystem``);
 * extra ``uri``: the SQL catalog's SQLAlchemy URL (``sqlite:////...``,
-  ``postgresql+psycopg://user:pw@host/db``);
+  ``postgresql+psycopg://user:pw@host/db``), or the REST catalog's base URL;
 * extra ``warehouse``: where table files go (a path, ``file://`` or ``s3://``);
 * extra ``catalog_name`` (default ``icewright``), ``glue_catalog_id``;
 * extra ``s3_endpoint`` and ``region``;
@@ -14,6 +14,10 @@ The connection's fields (declared for the UI in ``get_provider_info``'s ``conn-f
   (``region_name``, ``endpoint_url``, ``aws_session_token``) are used (read with
   ``BaseHook.get_connection``: the Amazon provider is not needed);
 * extra ``properties``: more catalog properties (``s3.*``, ``glue.*``), a JSON object.
+
+For ``rest``, login / password are the OAuth2 client id and secret (the ``credential``
+property) and the password alone, without a login, is a static bearer ``token``;
+S3 keys then come from ``aws_conn_id`` or ``properties``.
 
 With the default connection id (``icewright_default``) and no such connection, or with
 ``iceberg_conn_id=None``, the hook gives the embedded default catalog
@@ -186,10 +190,10 @@ class IcebergHook(BaseHook):
         warehouse = extra.get("warehouse") or None
         kind = extra.get("catalog_type") or ("sql" if uri else "filesystem")
         kind = str(kind).strip().lower()
-        if kind not in ("sql", "filesystem", "glue"):
+        if kind not in ("sql", "filesystem", "glue", "rest"):
             raise ValidationError(
                 f"the Airflow connection {conn.conn_id!r} has catalog_type {kind!r}; use "
-                "sql, filesystem or glue"
+                "sql, filesystem, glue or rest"
             )
         props["type"] = kind
         if uri:
@@ -205,11 +209,19 @@ class IcebergHook(BaseHook):
         aws: dict[str, str] = {}
         if extra.get("aws_conn_id"):
             aws = self._aws_fields(str(extra["aws_conn_id"]))
-        if conn.login:
-            aws["access-key-id"] = conn.login
         if conn.password:
             _mask(conn.password)
-            aws["secret-access-key"] = conn.password
+        if kind == "rest":
+            # The REST catalog's own credential: OAuth2 client credentials or a token.
+            if conn.login and conn.password:
+                props["credential"] = f"{conn.login}:{conn.password}"
+            elif conn.password:
+                props["token"] = conn.password
+        else:
+            if conn.login:
+                aws["access-key-id"] = conn.login
+            if conn.password:
+                aws["secret-access-key"] = conn.password
         if extra.get("region"):
             aws["region"] = str(extra["region"])
         if extra.get("s3_endpoint"):

@@ -197,6 +197,19 @@ class Processor:
             self.catalogs[warehouse] = name
         return self.catalogs[warehouse]
 
+    def rest_catalog(self, uri: str, warehouse: str) -> str:
+        """The Spark catalog name bound to Iceberg Java's RESTCatalog on ``uri``."""
+        key = f"{uri}#{warehouse}"
+        if key not in self.catalogs:
+            name = f"rest_cat_{len(self.catalogs) + 1}"
+            prefix = f"spark.sql.catalog.{name}"
+            self.spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+            self.spark.conf.set(f"{prefix}.type", "rest")
+            self.spark.conf.set(f"{prefix}.uri", uri)
+            self.spark.conf.set(f"{prefix}.warehouse", warehouse)
+            self.catalogs[key] = name
+        return self.catalogs[key]
+
     # ------------------------------------------------------------------ metadata
 
     def snapshot_json(self, snap: Any) -> dict[str, Any]:
@@ -562,6 +575,10 @@ class Processor:
             reader = reader.option("branch", req["ref"])
         if req.get("metadata_path"):
             df = reader.load(req["metadata_path"])
+        elif req.get("rest_uri"):
+            df = reader.load(
+                f"{self.rest_catalog(req['rest_uri'], req['warehouse'])}.{req['table']}"
+            )
         else:
             catalog = self.catalog_for(req["warehouse"])
             df = reader.load(f"{catalog}.{req['table']}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -62,7 +61,6 @@ from icewright.manifest.data_file import (
     ManifestContent,
     ManifestEntry,
     ManifestFile,
-    PartitionFieldSummary,
 )
 from icewright.manifest.entry_decoder import (
     METRICS_MAPS,
@@ -71,10 +69,10 @@ from icewright.manifest.entry_decoder import (
     field_by_id,
     partition_field_readers,
 )
+from icewright.manifest.field_summary import FieldSummaryBuilder
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
-from icewright.spec.types import DoubleType, FloatType, IcebergType, PrimitiveType, StructType
-from icewright.spec.values import to_bytes
+from icewright.spec.types import StructType
 
 
 class ManifestMetadata(NamedTuple):
@@ -84,49 +82,6 @@ class ManifestMetadata(NamedTuple):
     spec: PartitionSpec
     format_version: int
     content: ManifestContent
-
-
-# --- partition summaries (spec: "Manifest Lists", field_summary) ----------------------
-
-
-class _FieldSummaryBuilder:
-    """Running null/NaN flags and min/max of one partition field over a manifest."""
-
-    def __init__(self, field_type: IcebergType) -> None:
-        # Partition result types are always primitive (spec: "Partition Transforms").
-        assert isinstance(field_type, PrimitiveType)
-        self.field_type: PrimitiveType = field_type
-        self.is_float = isinstance(field_type, FloatType | DoubleType)
-        self.contains_null = False
-        self.contains_nan = False
-        self.lower: Any = None
-        self.upper: Any = None
-
-    def _key(self, value: Any) -> Any:
-        # Floats compare in IEEE 754 totalOrder for bounds: -0.0 sorts before +0.0 (spec:
-        # "Manifest Lists", note 2).
-        return (value, math.copysign(1.0, value)) if self.is_float else value
-
-    def update(self, value: Any) -> None:
-        if value is None:
-            self.contains_null = True
-        elif self.is_float and math.isnan(value):
-            self.contains_nan = True
-        elif self.lower is None:
-            self.lower = self.upper = value
-        else:
-            if self._key(value) < self._key(self.lower):
-                self.lower = value
-            if self._key(value) > self._key(self.upper):
-                self.upper = value
-
-    def summary(self) -> PartitionFieldSummary:
-        return PartitionFieldSummary(
-            contains_null=self.contains_null,
-            contains_nan=self.contains_nan,
-            lower_bound=None if self.lower is None else to_bytes(self.field_type, self.lower),
-            upper_bound=None if self.upper is None else to_bytes(self.field_type, self.upper),
-        )
 
 
 # --- writing -------------------------------------------------------------------------
@@ -184,7 +139,7 @@ class ManifestWriter:
         # icewright encodes manifests itself.
         self._encode = _entry_encoder(self._avro_schema, self.partition_type)
         self._encoded: list[bytes] = []
-        self._summaries = [_FieldSummaryBuilder(f.field_type) for f in self.partition_type.fields]
+        self._summaries = [FieldSummaryBuilder(f.field_type) for f in self.partition_type.fields]
 
     # --- adding entries -----------------------------------------------------
 

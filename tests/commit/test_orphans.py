@@ -211,6 +211,7 @@ def test_s3_schemes_compare_equal_and_buckets_conflict(s3_server: Any) -> None: 
     cat.create_namespace("db")
     t = append(cat.create_table("db.t", SCHEMA), rows(2))
     orphan = stray_s3(t, "data/orphan.parquet")
+    time.sleep(2.1)  # files of the last two seconds are never candidates (CLOCK_SLACK_MS)
     key_prefix = t.location.removeprefix(f"s3://{bucket}/")
     future = int(time.time() * 1000) + 60_000
 
@@ -266,11 +267,14 @@ def test_a_write_in_flight_is_never_an_orphan(make_table: Callable[..., Table]) 
     store_doc = stray(t, ".icewright/jobs/0123.json")  # a stored result of a job
     now_plus = int(time.time() * 1000) + 60_000  # every file is "old enough"
     with in_flight(t.io, t.location, "append") as marker:
-        time.sleep(1.1)  # the marker's start has a second of slack for storage clocks
+        time.sleep(2.1)  # the marker's start has two seconds of slack for storage clocks
         mine = stray(t, "data/job-1/part-0.parquet", days_old=None)
         result = remove_orphan_files(t, older_than_ms=now_plus)
         assert result.orphan_paths == () and t.io.exists(mine) and t.io.exists(marker)
     assert not t.io.exists(marker)
+    result = remove_orphan_files(t, older_than_ms=now_plus)
+    assert result.orphan_paths == ()  # a file of the last two seconds is never a candidate
+    os.utime(local_path(mine), (time.time() - 5, time.time() - 5))
     # A marker whose process is gone protects nothing.
     dead = f"{in_flight_location(t.location)}/dead.json"
     t.io.create(

@@ -29,6 +29,7 @@ from typing import Any
 from icewright.io.base import FileIO
 
 __all__ = [
+    "CLOCK_SLACK_MS",
     "IN_FLIGHT_MAX_AGE_MS",
     "STORE_DIR",
     "in_flight",
@@ -41,6 +42,10 @@ STORE_DIR = ".icewright"
 
 IN_FLIGHT_MAX_AGE_MS = 7 * 24 * 3600 * 1000
 """A marker of another host older than this is taken as left by a dead process."""
+
+CLOCK_SLACK_MS = 2000
+"""How much older than the moment it was written a file's modification time may read
+(storage timestamps in whole seconds, as S3's; a little clock skew)."""
 
 _FORMAT = "icewright-in-flight"
 
@@ -71,8 +76,8 @@ def in_flight(io: FileIO, table_location: str, what: str = "write") -> Iterator[
         "pid": pid,
         "host": socket.gethostname(),
         "process-start": _start_ticks(pid),
-        # A file's modification time comes from its storage's clock: a second of slack.
-        "started-ms": int(time.time() * 1000) - 1000,
+        # A file's modification time comes from its storage's clock: some slack.
+        "started-ms": int(time.time() * 1000) - CLOCK_SLACK_MS,
     }
     io.write(path, json.dumps(doc).encode())
     try:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from icewright.catalog.base import Table
 from icewright.commit.expire import GC_ENABLED, gc_enabled
-from icewright.commit.in_flight import STORE_DIR, oldest_in_flight_ms
+from icewright.commit.in_flight import CLOCK_SLACK_MS, STORE_DIR, oldest_in_flight_ms
 from icewright.commit.reachability import DEFAULT_READ_WORKERS, referenced_files
 from icewright.errors import ValidationError
 from icewright.io.base import S3_SCHEMES, FileIO, uri_scheme
@@ -143,6 +143,11 @@ def remove_orphan_files(
     # The writes in flight first, the references after: a write whose marker is gone by
     # now has landed its commit (or given up), and the refresh below sees that commit.
     table_io = io or table.io
+    # A write that starts after the markers are listed has files no older than its
+    # start, less the storage's timestamp granularity (S3: whole seconds): the cutoff
+    # stays before that, whatever older_than says.
+    listed_at = int(time.time() * 1000)
+    cutoff = min(cutoff, listed_at - CLOCK_SLACK_MS)
     since = oldest_in_flight_ms(table_io, table.metadata.location)
     if since is not None and since < cutoff:
         log.info("remove orphan files: a write in flight since %d ms; cutoff moved", since)

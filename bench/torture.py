@@ -298,9 +298,8 @@ def torture_kind(
         s3.fail_puts(args.s3_fail_every)
 
     def writer(w: int) -> subprocess.Popen[bytes]:
-        out = work / f"w{w}"
-        return _start("writer", work, spec, "--writer", str(w), "--commits", str(args.commits),
-                      "--out", str(out))  # fmt: skip
+        options = ["--writer", str(w), "--commits", str(args.commits), "--out", str(work / f"w{w}")]
+        return _start("writer", work, spec, *options)
 
     start = time.monotonic()
     running = {w: writer(w) for w in range(args.writers)}

@@ -117,7 +117,9 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
         raise
     except Exception as e:
         if type(e).__name__ in ("AnalysisException", "ParseException", "IllegalArgumentException"):
-            raise ValidationError(f"cannot read the source {source}: {first_line(e)}") from e
+            raise ValidationError(
+                f"cannot read the source {_describe(source)}: {first_line(e)}"
+            ) from e
         if isinstance(source, PathSource):
             raise spark_failure(
                 e, job="source read", source_path=source.path, source_format=source.format
@@ -174,6 +176,15 @@ def _call(spark: SparkSession, source: CallableSource) -> DataFrame:
             f"the source {source.target!r} returned {type(result).__name__}, not a DataFrame"
         )
     return result
+
+
+def _describe(source: SqlSource | PathSource | CallableSource) -> str:
+    """A source as the user wrote it (``parquet:/landing/x``, ``sql:SELECT ...``)."""
+    if isinstance(source, PathSource):
+        return f"{source.format}:{source.path}"
+    if isinstance(source, SqlSource):
+        return f"sql:{source.query}"
+    return source.target
 
 
 def first_line(e: BaseException) -> str:

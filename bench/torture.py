@@ -161,7 +161,7 @@ def _small_files(table: Any) -> tuple[int, list[Any]] | None:
     if snapshot is None:
         return None
     tasks = TableScan.of(table).plan_files()
-    files = [t.data_file for t in tasks if not t.deletes]
+    files = [t.data_file for t in tasks if not t.delete_files]
     return (snapshot.snapshot_id, files[:8]) if len(files) >= 4 else None
 
 

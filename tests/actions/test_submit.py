@@ -118,7 +118,10 @@ def test_local_spark_submit_append_and_error(
     assert command[command.index("--deploy-mode") + 1] == "client"
     assert "spark.sql.parquet.fieldId.write.enabled=true" in command
     assert command[command.index("--py-files") + 1].endswith("icewright.zip")
-    assert any("Successfully stopped SparkContext" in line for line in lines)
+    # The job's JVM is quiet (icewright's log4j2 configuration): only the job's own lines.
+    assert any("-Dlog4j2.configurationFile=" in c for c in command)
+    assert any("icewright job: result (ok)" in line for line in lines)
+    assert not any(" INFO " in line or " WARN " in line for line in lines), lines
     staging = Path(catalog.load_table("db.t").metadata.location) / ".icewright" / "jobs"
     assert not staging.exists() or not any(staging.iterdir())  # spec and result cleaned up
 

@@ -297,6 +297,7 @@ def test_spark_append_and_read(home: Path, tmp_path: Path) -> None:
         "--json",
     )
     assert run.code == 0, run.stderr
+    assert run.stderr == ""  # the JVM's log is quiet (--verbose shows it)
     doc = run.json()
     assert doc["committed"] is True and doc["operation"] == "append"
     assert doc["records_added"] == 40 and doc["files_added"] >= 2
@@ -319,6 +320,7 @@ def test_spark_append_and_read(home: Path, tmp_path: Path) -> None:
         "--json",
     )
     assert read.code == 0, read.stderr
+    assert read.stderr == ""
     r = read.json()
     assert r["columns"] == ["id", "region"]
     assert r["truncated"] is True and r["row_count"] == 3

@@ -210,6 +210,7 @@ def test_s3_schemes_compare_equal_and_buckets_conflict(s3_server: Any) -> None:
     cat.create_namespace("db")
     t = append(cat.create_table("db.t", SCHEMA), rows(2))
     orphan = stray_s3(t, "data/orphan.parquet")
+    time.sleep(2.1)  # files of the last two seconds are never candidates (CLOCK_SLACK_MS)
     key_prefix = t.location.removeprefix(f"s3://{bucket}/")
     future = int(time.time() * 1000) + 60_000
 
@@ -250,3 +251,35 @@ def stray_s3(table: Table, relative: str) -> str:
 )
 def test_file_key_normalizes(location: str, key: FileKey) -> None:
     assert file_key(location) == key
+
+
+def test_a_write_in_flight_is_never_an_orphan(make_table: Callable[..., Table]) -> None:
+    """Whatever older_than says: files of a write holding an in-flight marker stay (a
+    window shorter than the write), the job store stays, a dead process's marker does not
+    protect anything."""
+    import json
+
+    from icewright.commit.in_flight import in_flight, in_flight_location
+
+    t = append(make_table(), rows(2))
+    age_everything(t)
+    store_doc = stray(t, ".icewright/jobs/0123.json")  # a stored result of a job
+    now_plus = int(time.time() * 1000) + 60_000  # every file is "old enough"
+    with in_flight(t.io, t.location, "append") as marker:
+        time.sleep(2.1)  # the marker's start has two seconds of slack for storage clocks
+        mine = stray(t, "data/job-1/part-0.parquet", days_old=None)
+        result = remove_orphan_files(t, older_than_ms=now_plus)
+        assert result.orphan_paths == () and t.io.exists(mine) and t.io.exists(marker)
+    assert not t.io.exists(marker)
+    result = remove_orphan_files(t, older_than_ms=now_plus)
+    assert result.orphan_paths == ()  # a file of the last two seconds is never a candidate
+    os.utime(local_path(mine), (time.time() - 5, time.time() - 5))
+    # A marker whose process is gone protects nothing.
+    dead = f"{in_flight_location(t.location)}/dead.json"
+    t.io.create(
+        dead,
+        json.dumps({"pid": 2**22 + 17, "host": os.uname().nodename, "started-ms": 0}).encode(),
+    )
+    result = remove_orphan_files(t, older_than_ms=now_plus)
+    assert result.orphan_paths == (mine,) and not t.io.exists(mine)
+    assert t.io.exists(store_doc)

@@ -16,6 +16,7 @@ authentication. The server is stopped and the directory removed at the end.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["find_postgres_bin", "postgres_url"]
+__all__ = ["find_postgres_bin", "postgres_url", "running_postgres"]
 
 DATABASE = "icewright"
 OS_USER = "postgres"
@@ -86,6 +87,14 @@ def _wait_ready(bindir: Path, port: int, timeout: float = 30.0) -> None:
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """``postgresql+psycopg://postgres@127.0.0.1:PORT/icewright`` on a fresh cluster."""
+    with running_postgres() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[str]:
+    """A fresh PostgreSQL cluster for as long as the block runs (the fixture's, and the
+    benchmarks' that are no tests: ``bench/torture.py``)."""
     bindir = find_postgres_bin()
     root = tempfile.mkdtemp(prefix="icewright-pg-")
     datadir = os.path.join(root, "data")

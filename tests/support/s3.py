@@ -23,6 +23,7 @@ rather than relying on buckets made earlier in the session.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
@@ -32,7 +33,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["S3TestServer", "s3_server"]
+__all__ = ["S3TestServer", "running_s3", "s3_server"]
 
 REGION = "us-east-1"
 ACCESS_KEY = "testing"
@@ -55,13 +56,56 @@ class _OneAtATime:
         self._app = app
         self._lock = threading.Lock()
         self._faults: list[_Fault] = []
+        self._puts = 0
+        self._fail_every = 0
+        self._fail_times = 1
+        self._fail_status = 503
+        self._failing: dict[str, int] = {}
+        self.failed_puts = 0
 
     def add_fault(self, fault: _Fault) -> None:
         with self._lock:
             self._faults.append(fault)
 
+    def fail_puts(self, every: int, times: int = 1, status: int = 503) -> None:
+        with self._lock:
+            self._fail_every, self._fail_times, self._fail_status = every, times, status
+            self._puts = 0
+
+    def _refuse(self, environ: dict[str, Any]) -> bool:
+        """Whether to refuse this request unapplied (every Nth PUT, and its next
+        ``times - 1`` retries of the same path)."""
+        if environ.get("REQUEST_METHOD") != "PUT" or not self._fail_every:
+            return False
+        path = environ.get("PATH_INFO", "")
+        left = self._failing.pop(path, 0)
+        if left > 0:
+            if left > 1:
+                self._failing[path] = left - 1
+            return True
+        self._puts += 1
+        if self._puts % self._fail_every:
+            return False
+        if self._fail_times > 1:
+            self._failing[path] = self._fail_times - 1
+        return True
+
     def __call__(self, environ: dict[str, Any], start_response: _StartResponse) -> Iterable[bytes]:
         captured: dict[str, Any] = {}
+        with self._lock:
+            refused = self._refuse(environ)
+            if refused:
+                self.failed_puts += 1
+        if refused:
+            xml = (
+                b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+                b"<Message>injected by the test server; nothing was applied</Message></Error>"
+            )
+            start_response(
+                f"{self._fail_status} Injected Fault",
+                [("Content-Type", "application/xml"), ("Content-Length", str(len(xml)))],
+            )
+            return [xml]
 
         def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             captured["status"], captured["headers"] = status, headers
@@ -127,6 +171,16 @@ class S3TestServer:
         self.client().create_bucket(Bucket=name)
         return name
 
+    def fail_puts(self, every: int, times: int = 1, status: int = 503) -> None:
+        """Refuse every ``every``-th PUT (0: none) with ``status`` without applying it,
+        and the next ``times - 1`` PUTs of the same path (a client's retries) too."""
+        self._app.fail_puts(every, times, status)
+
+    @property
+    def failed_puts(self) -> int:
+        """How many PUTs :meth:`fail_puts` refused so far."""
+        return self._app.failed_puts
+
     def lose_next_response(self, method: str, bucket: str, key: str, status: int = 500) -> None:
         """Apply the next ``method`` request on ``bucket/key`` but answer it with
         ``status`` (an InternalError), as if the response had been lost."""
@@ -136,6 +190,14 @@ class S3TestServer:
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3TestServer]:
     """moto's S3 on 127.0.0.1 (a free port), one request at a time; stopped at the end."""
+    with running_s3() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_s3() -> Iterator[S3TestServer]:
+    """moto's S3 server for as long as the block runs (the fixture's, and
+    ``bench/torture.py``'s)."""
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,

@@ -15,6 +15,7 @@ from icewright.actions._common import (
 )
 from icewright.actions.results import ActionResult
 from icewright.commit.commit_keys import RememberedCommit, find_commit_key
+from icewright.commit.in_flight import in_flight
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitStateUnknown, IcewrightError, NoSuchFile, ValidationError
 from icewright.runners.store import forget_job, job_key
@@ -62,38 +63,39 @@ def append(
         if found is not None:
             forget_job(jobs, current.metadata, current.io, key)
             return already_committed(current, found, timer)
-    with timer.phase("write"):
-        written = jobs.write(
-            current.metadata,
-            current.io,
-            source,
-            allow_schema_evolution=allow_schema_evolution,
-            **keyed(key),
-        )
-    files = written.data_files
+    with in_flight(current.io, current.metadata.location, "append"):
+        with timer.phase("write"):
+            written = jobs.write(
+                current.metadata,
+                current.io,
+                source,
+                allow_schema_evolution=allow_schema_evolution,
+                **keyed(key),
+            )
+        files = written.data_files
 
-    def commit() -> CommitResult:
-        from icewright.commit import Transaction
-        from icewright.commit import append as merge_append
+        def commit() -> CommitResult:
+            from icewright.commit import Transaction
+            from icewright.commit import append as merge_append
 
-        if not written.added_columns:
-            return merge_append(current, files, branch=branch, commit_key=commit_key)
-        tx = Transaction(current)
-        schema = tx.update_schema()
-        for added in written.added_columns:
-            f = added.field
-            schema.add_column((*added.parent, f.name), f.field_type, doc=f.doc)
-        tx.add(CheckAddedIds(written.added_columns))
-        tx.append(files, branch=branch, commit_key=commit_key)
-        return tx.commit()
+            if not written.added_columns:
+                return merge_append(current, files, branch=branch, commit_key=commit_key)
+            tx = Transaction(current)
+            schema = tx.update_schema()
+            for added in written.added_columns:
+                f = added.field
+                schema.add_column((*added.parent, f.name), f.field_type, doc=f.doc)
+            tx.add(CheckAddedIds(written.added_columns))
+            tx.append(files, branch=branch, commit_key=commit_key)
+            return tx.commit()
 
-    with timer.phase("commit"):
-        result = commit_written(
-            current.io,
-            files,
-            commit,
-            forget=lambda: forget_job(jobs, current.metadata, current.io, key),
-        )
+        with timer.phase("commit"):
+            result = commit_written(
+                current.io,
+                files,
+                commit,
+                forget=lambda: forget_job(jobs, current.metadata, current.io, key),
+            )
     return ActionResult.from_commit(result, timer.done())
 
 

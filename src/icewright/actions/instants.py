@@ -26,8 +26,19 @@ _UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w
 
 def instant_ms(value: object, what: str = "older_than", *, now_ms: int | None = None) -> int | None:
     """Milliseconds since the epoch of ``value`` (see the module docstring); None for None
-    or empty text. ``now_ms`` fixes "now" (default: the clock). Anything else is a
-    :class:`ValidationError` naming ``what`` and the forms it takes."""
+    or empty text. ``now_ms`` fixes "now" (default: the clock). Anything else, and an
+    instant before 1970 (no snapshot is that old: a typo), is a :class:`ValidationError`
+    naming ``what`` and the forms it takes."""
+    ms = _instant_ms(value, what, now_ms)
+    if ms is not None and ms < 0:
+        raise ValidationError(
+            f"{what} {value!r} is before 1970-01-01, when no table existed: give a later "
+            "time or a shorter age"
+        )
+    return ms
+
+
+def _instant_ms(value: object, what: str, now_ms: int | None) -> int | None:
     if value is None or value == "":
         return None
     now = int(time.time() * 1000) if now_ms is None else now_ms

@@ -16,6 +16,7 @@ from icewright.actions.append import (
 )
 from icewright.actions.arguments import check_replace
 from icewright.actions.results import ActionResult
+from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
 
@@ -89,71 +90,72 @@ def replace(
     if where is not None:
         with timer.phase("plan"):
             condition, removed, partial = plan_copy_on_write(current, where, branch)
-    with timer.phase("write"):
-        written = jobs.write(current.metadata, current.io, source, **keyed(keys[0]))
-        files = list(written.data_files)
-        if partial:
-            from icewright.expressions import not_
+    with in_flight(current.io, current.metadata.location, "replace"):
+        with timer.phase("write"):
+            written = jobs.write(current.metadata, current.io, source, **keyed(keys[0]))
+            files = list(written.data_files)
+            if partial:
+                from icewright.expressions import not_
 
-            assert condition is not None
-            try:
-                kept = jobs.rewrite(
-                    current.metadata,
-                    current.io,
-                    partial,
-                    keep=not_(condition),
-                    **keyed(keys[1]),
+                assert condition is not None
+                try:
+                    kept = jobs.rewrite(
+                        current.metadata,
+                        current.io,
+                        partial,
+                        keep=not_(condition),
+                        **keyed(keys[1]),
+                    )
+                except JobSubmitted:
+                    raise  # a detached job runs on: the first job's result is reused on resume
+                except BaseException:
+                    delete_paths(current.io, [f.file_path for f in files])
+                    raise
+                files.extend(kept.data_files)
+                removed.extend(t.data_file for t in partial)
+
+        def commit() -> CommitResult:
+            from icewright.commit import OverwriteFiles, replace_partitions
+            from icewright.expressions import ALWAYS_TRUE
+
+            if rows_must_match:
+                assert condition is not None
+                check_rows_match(current, written.data_files, condition, where)
+
+            if dynamic_partitions:
+                return replace_partitions(
+                    current,
+                    files,
+                    start_snapshot_id=start_id,
+                    validate_no_conflicting_data=True,
+                    validate_no_conflicting_deletes=True,
+                    branch=branch,
+                    commit_key=commit_key,
                 )
-            except JobSubmitted:
-                raise  # a detached job runs on: the first job's result is reused on resume
-            except BaseException:
-                delete_paths(current.io, [f.file_path for f in files])
-                raise
-            files.extend(kept.data_files)
-            removed.extend(t.data_file for t in partial)
+            op = OverwriteFiles(current, branch=branch, commit_key=commit_key)
+            if condition is None:
+                op.overwrite_by_row_filter(ALWAYS_TRUE)
+                op.conflict_detection_filter(ALWAYS_TRUE)
+            else:
+                for f in removed:
+                    op.delete_file(f)
+                op.conflict_detection_filter(condition)
+            op.add_files(files)
+            op.validate_from_snapshot(start_id)
+            op.isolation_level_from_properties("update")
+            return op.commit()
 
-    def commit() -> CommitResult:
-        from icewright.commit import OverwriteFiles, replace_partitions
-        from icewright.expressions import ALWAYS_TRUE
+        if dynamic_partitions and not files:
+            forget()
+            snapshot = current.metadata.snapshot_for_ref(branch)
+            from icewright.commit.update import CommitResult
 
-        if rows_must_match:
-            assert condition is not None
-            check_rows_match(current, written.data_files, condition, where)
-
-        if dynamic_partitions:
-            return replace_partitions(
-                current,
-                files,
-                start_snapshot_id=start_id,
-                validate_no_conflicting_data=True,
-                validate_no_conflicting_deletes=True,
-                branch=branch,
-                commit_key=commit_key,
+            return ActionResult.from_commit(
+                CommitResult.for_snapshot(current, snapshot, committed=False), timer.done()
             )
-        op = OverwriteFiles(current, branch=branch, commit_key=commit_key)
-        if condition is None:
-            op.overwrite_by_row_filter(ALWAYS_TRUE)
-            op.conflict_detection_filter(ALWAYS_TRUE)
-        else:
-            for f in removed:
-                op.delete_file(f)
-            op.conflict_detection_filter(condition)
-        op.add_files(files)
-        op.validate_from_snapshot(start_id)
-        op.isolation_level_from_properties("update")
-        return op.commit()
-
-    if dynamic_partitions and not files:
-        forget()
-        snapshot = current.metadata.snapshot_for_ref(branch)
-        from icewright.commit.update import CommitResult
-
-        return ActionResult.from_commit(
-            CommitResult.for_snapshot(current, snapshot, committed=False), timer.done()
-        )
-    with timer.phase("commit"):
-        result = commit_written(current.io, files, commit, forget=forget)
-    return ActionResult.from_commit(result, timer.done())
+        with timer.phase("commit"):
+            result = commit_written(current.io, files, commit, forget=forget)
+        return ActionResult.from_commit(result, timer.done())
 
 
 def check_rows_match(

@@ -23,6 +23,7 @@ from icewright.actions._common import CatalogLike, TableLike, Timer, load, runne
 from icewright.actions.append import commit_written, delete_paths, find_key, keyed
 from icewright.actions.arguments import check_rewrite
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
+from icewright.commit.in_flight import in_flight
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
 
@@ -116,68 +117,71 @@ def rewrite(
     commits: list[ActionResult] = []
     failures: list[GroupFailure] = []
     landed = 0
-    for index, batch in enumerate(batches):
-        added: list[DataFile] = []
-        group_keys = [job_key(commit_key, "rewrite", group_index + i) for i in range(len(batch))]
-        group_index += len(batch)
+    with in_flight(current.io, current.metadata.location, "rewrite"):
+        for index, batch in enumerate(batches):
+            added: list[DataFile] = []
+            group_keys = [
+                job_key(commit_key, "rewrite", group_index + i) for i in range(len(batch))
+            ]
+            group_index += len(batch)
 
-        def forget(group_keys: list[str | None] = group_keys) -> None:
-            for group_key in group_keys:
-                forget_job(jobs, current.metadata, current.io, group_key)
+            def forget(group_keys: list[str | None] = group_keys) -> None:
+                for group_key in group_keys:
+                    forget_job(jobs, current.metadata, current.io, group_key)
 
-        try:
-            with timer.phase("write"):
-                for group, group_key in zip(batch, group_keys, strict=True):
-                    written = jobs.rewrite(
-                        current.metadata,
-                        current.io,
-                        group.tasks,
-                        properties=properties,
-                        **keyed(group_key),
-                    )
-                    added.extend(written.data_files)
-        except JobSubmitted:
-            raise  # a detached job runs on: the groups written so far are reused on resume
-        except Exception:
-            delete_paths(current.io, [f.file_path for f in added])
-            forget()
-            raise
-        removed = [t.data_file for g in batch for t in g.tasks]
-        key = commit_key
-        if commit_key is not None and partial_progress_max_commits is not None:
-            key = f"{commit_key}:{index}"
-
-        def commit(
-            removed: Sequence[DataFile] = removed,
-            added: Sequence[DataFile] = added,
-            key: str | None = key,
-        ) -> CommitResult:
-            from icewright.commit import rewrite_files
-
-            return rewrite_files(
-                current,
-                removed,
-                added,
-                start_snapshot_id=start.snapshot_id,
-                use_starting_sequence_number=True,
-                branch=branch,
-                commit_key=key,
-            )
-
-        try:
-            with timer.phase("commit"):
-                result = commit_written(current.io, added, commit, forget=forget)
-        except CommitStateUnknown:
-            raise
-        except IcewrightError as e:
-            if partial_progress_max_commits is None:
+            try:
+                with timer.phase("write"):
+                    for group, group_key in zip(batch, group_keys, strict=True):
+                        written = jobs.rewrite(
+                            current.metadata,
+                            current.io,
+                            group.tasks,
+                            properties=properties,
+                            **keyed(group_key),
+                        )
+                        added.extend(written.data_files)
+            except JobSubmitted:
+                raise  # a detached job runs on: the groups written so far are reused on resume
+            except Exception:
+                delete_paths(current.io, [f.file_path for f in added])
+                forget()
                 raise
-            failures.extend(
-                GroupFailure(g.partition, g.spec_id, len(g.tasks), str(e)) for g in batch
-            )
-            continue
-        commits.append(ActionResult.from_commit(result, {}))
-        landed += len(batch)
+            removed = [t.data_file for g in batch for t in g.tasks]
+            key = commit_key
+            if commit_key is not None and partial_progress_max_commits is not None:
+                key = f"{commit_key}:{index}"
+
+            def commit(
+                removed: Sequence[DataFile] = removed,
+                added: Sequence[DataFile] = added,
+                key: str | None = key,
+            ) -> CommitResult:
+                from icewright.commit import rewrite_files
+
+                return rewrite_files(
+                    current,
+                    removed,
+                    added,
+                    start_snapshot_id=start.snapshot_id,
+                    use_starting_sequence_number=True,
+                    branch=branch,
+                    commit_key=key,
+                )
+
+            try:
+                with timer.phase("commit"):
+                    result = commit_written(current.io, added, commit, forget=forget)
+            except CommitStateUnknown:
+                raise
+            except IcewrightError as e:
+                if partial_progress_max_commits is None:
+                    raise
+                failures.extend(
+                    GroupFailure(g.partition, g.spec_id, len(g.tasks), str(e)) for g in batch
+                )
+                continue
+            commits.append(ActionResult.from_commit(result, {}))
+            landed += len(batch)
     return _combined(
         current, branch, commits=commits, failures=failures, landed=landed, timer=timer
     )

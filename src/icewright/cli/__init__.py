@@ -17,7 +17,8 @@
 Global options (before or after the verb): ``--home DIR`` (the embedded default's home,
 else ``ICEWRIGHT_HOME``), ``--catalog URI``, ``--config FILE``, ``--master URL`` (else
 ``ICEWRIGHT_SPARK_MASTER``; Spark jobs through ``spark-submit``), ``--json`` (print exactly
-one JSON document on stdout), ``--debug`` (tracebacks).
+one JSON document on stdout), ``--debug`` (tracebacks), ``--verbose`` (the JVM's own log,
+which is silent otherwise: a failed Spark job is one error line).
 
 Exit codes: 0 done; 1 error (one line on stderr, ``icewright: error: <message>``; a
 ``wait`` that timed out is also 1); 2 usage; 3 a commit conflict that the retries could
@@ -111,7 +112,13 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
         "--debug",
         action="store_true",
         default=default(False),
-        help="show tracebacks and spark-submit output",
+        help="show tracebacks, spark-submit output and the JVM's log",
+    )
+    g.add_argument(
+        "--verbose",
+        action="store_true",
+        default=default(False),
+        help="show the JVM's own log (Spark's log4j output and warnings)",
     )
 
 
@@ -150,11 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"icewright: error: --spark-conf {item!r} is not KEY=VALUE\n")
             return EXIT_USAGE
         spark_conf[key] = value
-    stderr = sys.stderr
-    if args.debug:
-        logging.basicConfig(level=logging.INFO, stream=stderr)
-    with _home(args.home), _result_stdout() as stdout:
-        return _run(args, spark_conf, stdout, stderr)
+    verbose = args.verbose or args.debug
+    with _home(args.home), _jvm_log(verbose), _quiet_children(verbose):
+        stderr = sys.stderr
+        if args.debug:
+            logging.basicConfig(level=logging.INFO, stream=stderr)
+        with _result_stdout() as stdout:
+            return _run(args, spark_conf, stdout, stderr)
 
 
 def _run(
@@ -185,12 +194,25 @@ def _run(
         stderr.write("icewright: interrupted\n")
         return EXIT_INTERRUPTED
     except Exception as e:
-        _report(e, args.debug, stderr, "")
+        _report(_typed(e), args.debug, stderr, "")
         return EXIT_ERROR
     finally:
         if ctx is not None:
             with contextlib.suppress(Exception):
                 ctx.close()
+
+
+def _typed(e: Exception) -> BaseException:
+    """A Spark or py4j error that no layer below turned into an icewright error, as one
+    (its message one line that names the cause); any other error as it is."""
+    module = type(e).__module__ or ""
+    if not module.startswith(("py4j", "pyspark")):
+        return e
+    from icewright.spark.failures import spark_failure
+
+    typed = spark_failure(e, job="job", file_noun="file")
+    typed.__cause__ = e
+    return typed
 
 
 def _report(e: BaseException, debug: bool, stderr: IO[str], prefix: str) -> None:
@@ -221,6 +243,56 @@ def _home(home: str | None) -> Iterator[None]:
             os.environ.pop("ICEWRIGHT_HOME", None)
         else:
             os.environ["ICEWRIGHT_HOME"] = before
+
+
+@contextlib.contextmanager
+def _jvm_log(verbose: bool) -> Iterator[None]:
+    """``ICEWRIGHT_SPARK_VERBOSE`` set for the command when ``--verbose`` asks for the
+    JVM's log (the Spark sessions and spark-submit jobs icewright starts read it)."""
+    from icewright import SPARK_VERBOSE_ENV as VERBOSE_ENV
+
+    before = os.environ.get(VERBOSE_ENV)
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(VERBOSE_ENV, None)
+        else:
+            os.environ[VERBOSE_ENV] = before
+
+
+@contextlib.contextmanager
+def _quiet_children(verbose: bool) -> Iterator[None]:
+    """Without ``--verbose``: what processes started by the command (the JVM, its Python
+    workers) write to file descriptors 1 and 2 is dropped, and ``sys.stderr`` (the
+    command's own messages) keeps the real standard error. The JVM writes lines no log
+    configuration reaches (``WARNING: Using incubator modules``, a crash banner); the
+    command reports a failed job as one error line of its own instead."""
+    err = sys.stderr
+    try:
+        fd = err.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if verbose or fd != 2:  # not the process's stderr (an in-process caller captured it)
+        yield
+        return
+    err.flush()
+    saved = os.dup(2)
+    own = os.fdopen(os.dup(saved), "w", encoding="utf-8", errors="replace", closefd=True)
+    sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 2)
+    os.close(sink)
+    try:
+        with contextlib.redirect_stderr(own):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            own.flush()
+            own.close()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager

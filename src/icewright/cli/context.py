@@ -119,7 +119,6 @@ class Context:
                     "spark.sql.warehouse.dir", str(icewright_home() / "spark-warehouse")
                 )
                 self._spark = local_session(**conf)
-            self._spark.sparkContext.setLogLevel("ERROR")
         return self._spark
 
     def spark_if_started(self) -> SparkSession | None:

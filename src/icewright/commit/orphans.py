@@ -10,7 +10,10 @@ Iceberg Java's ``DeleteOrphanFiles`` action:
   files, ``version-hint.text``, statistics and partition-statistics files
   (:func:`icewright.commit.reachability.referenced_files`);
 * only files last modified before a cutoff (default: three days ago) are candidates, so
-  that files of writes still in flight are left alone;
+  that files of writes still in flight are left alone; and the cutoff is moved before
+  the start of every icewright write still in flight on the table
+  (:mod:`icewright.commit.in_flight`), whatever ``older_than`` says; nothing under
+  ``<location>/.icewright/`` (the job store) is ever a candidate;
 * paths compare by their normalized path component: ``file:/x``, ``file:///x`` and
   ``/x`` are one file, and ``s3a``/``s3n`` count as ``s3``. A listed file whose path
   matches a referenced one under a different scheme or authority (bucket) is a
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 from icewright.catalog.base import Table
 from icewright.commit.expire import GC_ENABLED, gc_enabled
+from icewright.commit.in_flight import CLOCK_SLACK_MS, STORE_DIR, oldest_in_flight_ms
 from icewright.commit.reachability import DEFAULT_READ_WORKERS, referenced_files
 from icewright.errors import ValidationError
 from icewright.io.base import S3_SCHEMES, FileIO, uri_scheme
@@ -136,6 +140,18 @@ def remove_orphan_files(
     cutoff = (
         int(time.time() * 1000) - DEFAULT_ORPHAN_AGE_MS if older_than_ms is None else older_than_ms
     )
+    # The writes in flight first, the references after: a write whose marker is gone by
+    # now has landed its commit (or given up), and the refresh below sees that commit.
+    table_io = io or table.io
+    # A write that starts after the markers are listed has files no older than its
+    # start, less the storage's timestamp granularity (S3: whole seconds): the cutoff
+    # stays before that, whatever older_than says.
+    listed_at = int(time.time() * 1000)
+    cutoff = min(cutoff, listed_at - CLOCK_SLACK_MS)
+    since = oldest_in_flight_ms(table_io, table.metadata.location)
+    if since is not None and since < cutoff:
+        log.info("remove orphan files: a write in flight since %d ms; cutoff moved", since)
+        cutoff = since
     current = table.refresh()
     metadata = current.metadata
     if not gc_enabled(metadata):
@@ -162,9 +178,12 @@ def remove_orphan_files(
     too_new = 0
     orphans: list[str] = []
     conflicts: set[str] = set()
+    store = file_key(f"{metadata.location.rstrip('/')}/{STORE_DIR}/").path
     for info in file_io.list_prefix(root):
         listed += 1
         key = file_key(info.path)
+        if key.path.startswith(store):
+            continue  # icewright's job store: results of uncommitted jobs, markers
         forms = valid_forms.get(key.path)
         if forms is not None:
             if not any(_matches(form, key) for form in forms):

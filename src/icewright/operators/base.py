@@ -282,6 +282,7 @@ class IcebergBaseOperator(BaseOperator):
             poll_interval=self.poll_interval,
             timeout=self.deferral_timeout,
             extra={**self.defer_extra, "deferrals": count},
+            iceberg_conn_id=self.iceberg_conn_id,
         )
         self.defer(trigger=trigger, method_name="execute_complete")
 

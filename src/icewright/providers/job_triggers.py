@@ -21,7 +21,9 @@ reused (no Spark), or the job's error is raised as the job's own error class (on
 Whether the process is alive can only be seen on the host that started it, and only in
 client deploy mode (in cluster mode ``spark-submit`` may return while the driver runs);
 elsewhere the trigger waits for a document or the timeout. The trigger's kwargs hold the
-FileIO properties (credentials, for S3), which Airflow stores encrypted.
+FileIO's class and its properties without credentials, and the icewright connection id:
+the trigger reads the credentials from that connection when it runs
+(:mod:`icewright.io.secrets`), so no key is stored with the trigger or shown with it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from icewright.io.secrets import public_properties, secret_properties
 
 __all__ = ["IcebergSparkJobTrigger"]
 
@@ -54,6 +58,8 @@ class IcebergSparkJobTrigger(BaseTrigger):
     :param timeout: seconds to wait in all (None: no limit).
     :param grace_period: seconds a gone process may take to show its result document.
     :param extra: JSON-able values handed back in the event (``extra``) as they are.
+    :param iceberg_conn_id: the icewright connection whose credentials the FileIO gets
+        (the kwargs never hold a credential; one given in ``io`` is dropped).
     """
 
     def __init__(
@@ -68,6 +74,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         timeout: float | None = None,
         grace_period: float = DEFAULT_GRACE_PERIOD,
         extra: Mapping[str, Any] | None = None,
+        iceberg_conn_id: str | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's is untyped
         from icewright.errors import ValidationError
@@ -81,7 +88,11 @@ class IcebergSparkJobTrigger(BaseTrigger):
         self.job_key = job_key
         self.result_location = result_location
         self.pending_location = pending_location
-        self.io = {"class": str(io["class"]), "properties": dict(io.get("properties") or {})}
+        self.io: dict[str, Any] = {
+            "class": str(io["class"]),
+            "properties": public_properties(dict(io.get("properties") or {})),
+        }
+        self.iceberg_conn_id = iceberg_conn_id
         self.pending = dict(pending or {})
         self.poll_interval = float(poll_interval)
         self.timeout = None if timeout is None else float(timeout)
@@ -97,6 +108,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
         timeout: float | None = None,
         grace_period: float = DEFAULT_GRACE_PERIOD,
         extra: Mapping[str, Any] | None = None,
+        iceberg_conn_id: str | None = None,
     ) -> IcebergSparkJobTrigger:
         """The trigger that waits for the job a
         :class:`~icewright.runners.store.JobSubmitted` names."""
@@ -110,6 +122,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
             timeout=timeout,
             grace_period=grace_period,
             extra=extra,
+            iceberg_conn_id=iceberg_conn_id,
         )
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -126,6 +139,7 @@ class IcebergSparkJobTrigger(BaseTrigger):
                 "timeout": self.timeout,
                 "grace_period": self.grace_period,
                 "extra": dict(self.extra),
+                "iceberg_conn_id": self.iceberg_conn_id,
             },
         )
 
@@ -134,7 +148,12 @@ class IcebergSparkJobTrigger(BaseTrigger):
     def _file_io(self) -> Any:
         from icewright.spark.job_spec import io_from_json
 
-        return io_from_json(self.io)
+        secrets: dict[str, str] = {}
+        if self.iceberg_conn_id is not None:
+            from icewright.providers.hooks import IcebergHook
+
+            secrets = secret_properties(IcebergHook(self.iceberg_conn_id).catalog_properties())
+        return io_from_json(self.io, secrets)
 
     def _result(self, io: Any) -> dict[str, Any] | None:
         """The result document, or None while there is none (or it is unreadable)."""
@@ -217,10 +236,12 @@ class IcebergSparkJobTrigger(BaseTrigger):
                 if now - gone_since >= self.grace_period:
                     tail = await asyncio.to_thread(self._log_tail)
                     await asyncio.to_thread(self._abandon, io, False)
+                    last = next((x for x in reversed(tail) if x.strip()), "no output")
                     yield self._event(
                         "lost",
                         f"spark-submit (pid {pid}) ended without a result document at "
-                        f"{self.result_location}; the last lines of its log:\n" + "\n".join(tail),
+                        f"{self.result_location} (last log line: {last.strip()[:300]}); its "
+                        f"log: {self.pending.get('log')}",
                     )
                     return
             else:

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError, ValidationError
+from icewright.io.secrets import IO_PROPERTIES_ENV as _IO_PROPERTIES_ENV
 from icewright.runners.local import LocalRunner
 
 if TYPE_CHECKING:
@@ -54,8 +55,9 @@ __all__ = ["IO_PROPERTIES_ENV", "JOB_FORMAT", "main", "run_job"]
 JOB_FORMAT = "icewright-job"
 """The ``format`` of a job spec."""
 
-IO_PROPERTIES_ENV = "ICEWRIGHT_JOB_IO_PROPERTIES"
-"""Environment variable with FileIO properties (JSON) to read the spec file itself with."""
+# The FileIO properties (JSON, credentials included) of the job: the spec file is read
+# with them, and every FileIO the spec names gets its credentials from them.
+IO_PROPERTIES_ENV = _IO_PROPERTIES_ENV
 
 
 class _NeedTable(Exception):

@@ -465,8 +465,9 @@ class SparkSubmitRunner:
             )
         if doc is None:
             raise IcewrightError(
-                f"spark-submit exited with code {code} and left no result document at "
-                f"{result}; the last lines of its log:\n" + "\n".join(tail)
+                f"the Spark job died: spark-submit exited with code {code} and left no "
+                f"result document at {result} ({_last_error(tail)}); its log is shown with "
+                "--debug (the runner's log)"
             )
         if not ok:
             raise error_from_document(doc)
@@ -525,7 +526,7 @@ class SparkSubmitRunner:
                     self.application_id = m.group(1)
 
     def _command(self, spec_path: str, zip_path: str, launcher: str) -> list[str]:
-        from icewright.spark.session import DEFAULT_CONF, JOB_SQL_CONF
+        from icewright.spark.session import DEFAULT_CONF, JOB_SQL_CONF, quiet_java_options
 
         s = self.settings
         conf: dict[str, str] = {
@@ -541,6 +542,10 @@ class SparkSubmitRunner:
         if s.namespace:
             conf["spark.kubernetes.namespace"] = s.namespace
         conf.update(s.conf)
+        if s.deploy_mode == "client":  # a cluster-mode driver cannot see this host's file
+            options = quiet_java_options(conf.get("spark.driver.extraJavaOptions"))
+            if options:
+                conf["spark.driver.extraJavaOptions"] = options
         command = [s.binary(), "--master", s.master, "--deploy-mode", s.deploy_mode]
         command += ["--name", s.name]
         if s.queue:
@@ -575,6 +580,17 @@ class SparkSubmitRunner:
             env[IO_PROPERTIES_ENV] = json.dumps(dict(io.properties))
         env.update(self.settings.env)
         return env
+
+
+_ERROR_LINE = re.compile(r"\b(ERROR|Error|Exception|FATAL|Killed|error:)\b")
+
+
+def _last_error(tail: Sequence[str]) -> str:
+    """The last line of a job's log that reports an error (else its last line), short."""
+    lines = [line.strip() for line in tail if line.strip()]
+    chosen = next((x for x in reversed(lines) if _ERROR_LINE.search(x)), None)
+    chosen = chosen or (lines[-1] if lines else "no output")
+    return f"last error line: {chosen[:300]}" if chosen != "no output" else "no output"
 
 
 def _default_staging(metadata: TableMetadata) -> str:

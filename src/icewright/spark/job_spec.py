@@ -43,6 +43,7 @@ from icewright.expressions.predicates import (
     Reference,
     UnboundPredicate,
 )
+from icewright.io.secrets import public_properties, with_secrets
 from icewright.manifest.data_file import DataFile
 from icewright.scan.tasks import FileScanTask
 from icewright.spec.schema import Schema
@@ -559,13 +560,20 @@ def error_from_document(doc: Mapping[str, Any]) -> Exception:
 
 
 def io_to_json(io: FileIO) -> dict[str, Any]:
-    """The FileIO's class (importable path) and properties; it is rebuilt from them."""
+    """The FileIO's class (importable path) and properties without credentials
+    (:func:`icewright.io.secrets.public_properties`); :func:`io_from_json` rebuilds it."""
     cls = type(io)
-    return {"class": f"{cls.__module__}:{cls.__qualname__}", "properties": dict(io.properties)}
+    # Credentials stay out: this is written into job specs and handed to triggers and
+    # XCom; a job gets them from its environment (icewright.io.secrets).
+    return {
+        "class": f"{cls.__module__}:{cls.__qualname__}",
+        "properties": public_properties(io.properties),
+    }
 
 
-def io_from_json(obj: Any) -> FileIO:
-    """The inverse of :func:`io_to_json`."""
+def io_from_json(obj: Any, secrets: Mapping[str, str] | None = None) -> FileIO:
+    """The inverse of :func:`io_to_json`, with the credentials of ``secrets`` (default:
+    the job's environment, :func:`icewright.io.secrets.with_secrets`) put back."""
     import importlib
 
     from icewright.io.base import FileIO
@@ -579,5 +587,5 @@ def io_from_json(obj: Any) -> FileIO:
         raise ValidationError(f"cannot import the FileIO class {obj['class']!r}") from None
     if not (isinstance(cls, type) and issubclass(cls, FileIO)):
         raise ValidationError(f"{obj['class']!r} is not a FileIO class")
-    io: FileIO = cls(obj.get("properties") or {})
+    io: FileIO = cls(with_secrets(dict(obj.get("properties") or {}), secrets))
     return io

@@ -17,6 +17,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, cast
 
 import pyarrow as pa
@@ -26,10 +27,23 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 from pyspark.sql.udf import UserDefinedFunction
 
-from icewright import LOCAL_SPARK_MASTER
+from icewright import LOCAL_SPARK_MASTER, SPARK_VERBOSE_ENV
 from icewright.errors import MissingDependency, ValidationError
 
-__all__ = ["DEFAULT_CONF", "JOB_SQL_CONF", "job_conf", "local_session", "map_in_arrow"]
+__all__ = [
+    "DEFAULT_CONF",
+    "JOB_SQL_CONF",
+    "VERBOSE_ENV",
+    "job_conf",
+    "local_session",
+    "map_in_arrow",
+    "quiet_java_options",
+]
+
+VERBOSE_ENV = SPARK_VERBOSE_ENV
+
+_QUIET_LOG4J2 = Path(__file__).with_name("log4j2-quiet.properties")
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 JOB_SQL_CONF: Mapping[str, str] = {
     # Iceberg finds columns by field id (spec: "Column Projection"; Appendix A).
@@ -82,9 +96,23 @@ def local_session(**conf: str) -> SparkSession:
     # would start `python3` from PATH otherwise.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
-    for key, value in {**DEFAULT_CONF, **conf}.items():
+    settings = {**DEFAULT_CONF, **conf}
+    options = quiet_java_options(settings.get(_JAVA_OPTIONS))
+    if options:
+        settings[_JAVA_OPTIONS] = options
+    for key, value in settings.items():
         builder = builder.config(key, str(value))
     return builder.getOrCreate()
+
+
+def quiet_java_options(given: str | None) -> str | None:
+    """``spark.driver.extraJavaOptions`` for a JVM icewright starts: ``given`` with
+    icewright's quiet log4j2 configuration in front (a later ``-D`` of the user's wins),
+    unless :data:`VERBOSE_ENV` asks for the JVM's own log."""
+    if os.environ.get(VERBOSE_ENV, "") not in ("", "0") or not _QUIET_LOG4J2.is_file():
+        return given
+    quiet = f"-Dlog4j2.configurationFile={_QUIET_LOG4J2.as_uri()}"
+    return f"{quiet} {given}" if given else quiet
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import uri_scheme
 from icewright.io.loader import load_file_io
+from icewright.spark.failures import spark_failure
 
 __all__ = [
     "FORMATS",
@@ -116,8 +117,14 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
         raise
     except Exception as e:
         if type(e).__name__ in ("AnalysisException", "ParseException", "IllegalArgumentException"):
-            raise ValidationError(f"cannot read the source {source}: {first_line(e)}") from None
-        raise
+            raise ValidationError(
+                f"cannot read the source {_describe(source)}: {first_line(e)}"
+            ) from e
+        if isinstance(source, PathSource):
+            raise spark_failure(
+                e, job="source read", source_path=source.path, source_format=source.format
+            ) from e
+        raise spark_failure(e, job="source read") from e
     raise ValidationError(
         f"unsupported source {source!r}: pass a DataFrame, 'sql:<query>', "
         "'<format>:<path>', a path, or 'pkg.module:function'"
@@ -136,6 +143,10 @@ def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
     options = dict(source.options)
     if source.format == "csv":
         options = {"header": "true", "inferSchema": "true", **options}
+    if source.format in ("csv", "json"):
+        # A malformed record is an error, not a row of nulls (Spark's PERMISSIVE default
+        # would write it silently); pass mode=PERMISSIVE in the options to have that.
+        options = {"mode": "FAILFAST", **options}
     return reader.options(**options).load(source.path)
 
 
@@ -165,6 +176,15 @@ def _call(spark: SparkSession, source: CallableSource) -> DataFrame:
             f"the source {source.target!r} returned {type(result).__name__}, not a DataFrame"
         )
     return result
+
+
+def _describe(source: SqlSource | PathSource | CallableSource) -> str:
+    """A source as the user wrote it (``parquet:/landing/x``, ``sql:SELECT ...``)."""
+    if isinstance(source, PathSource):
+        return f"{source.format}:{source.path}"
+    if isinstance(source, SqlSource):
+        return f"sql:{source.query}"
+    return source.target
 
 
 def first_line(e: BaseException) -> str:

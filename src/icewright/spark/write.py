@@ -59,6 +59,7 @@ from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import FileIO, uri_scheme
 from icewright.manifest.data_file import DataFile
 from icewright.manifest.metrics import data_file_from_parquet
+from icewright.spark.failures import spark_failure
 from icewright.spark.file_writer import FileWriter
 from icewright.spark.session import map_in_arrow
 from icewright.spark.sources import (
@@ -67,7 +68,6 @@ from icewright.spark.sources import (
     PathSource,
     Source,
     SqlSource,
-    first_line,
     load_source,
     parse_source,
 )
@@ -148,6 +148,8 @@ def write_files(
             "the table's sort order has transforms icewright does not know; data cannot be "
             "written with it"
         )
+    if isinstance(source, str):
+        source = parse_source(source)
     frame = load_source(spark, source)
     alignment = align_columns(
         frame.schema,
@@ -207,8 +209,13 @@ def write_files(
         message = _marked_message(e)
         if message is not None:
             raise ValidationError(message) from None
-        raise IcewrightError(
-            f"the Spark write job {job_id} failed; its files were deleted: {first_line(e)}"
+        path_source = source if isinstance(source, PathSource) else None
+        raise spark_failure(
+            e,
+            job=f"write job {job_id}",
+            source_path=path_source.path if path_source else None,
+            source_format=path_source.format if path_source else None,
+            suffix="; its files were deleted",
         ) from e
     _delete_strays(io, job_dir, {f.path for f in files})
     return WriteResult(

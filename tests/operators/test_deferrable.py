@@ -203,7 +203,8 @@ def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: 
     )
     assert len(events) == 1, events
     extra = json.loads(events[0][0]) if isinstance(events[0][0], str) else events[0][0]
-    assert extra["snapshot_id"] == snapshot.snapshot_id and extra["added_records"] == 7
+    (announced,) = extra["payload"]["snapshots"]
+    assert announced["snapshot_id"] == snapshot.snapshot_id and announced["added_records"] == 7
     # Created from a source: the table first, then the append's job detached.
     created = SqlCatalog("icewright", uri=uri, warehouse=f"file://{warehouse}").load_table(
         "ns.created"

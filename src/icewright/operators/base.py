@@ -7,8 +7,23 @@ subclass's :meth:`~IcebergBaseOperator.run_action`, and turns its result into
 
 * the XCom return value: a JSON-able dict (:func:`~icewright.actions.results.to_jsonable`
   of the result, as the command's ``--json`` prints it);
-* extras on the events of its ``Asset`` outlets: ``snapshot_id``, ``sequence_number``,
-  ``operation``, ``added_records``, ``metadata_location`` (and ``table``, ``committed``).
+* the event of each of its ``Asset`` outlets: ``extra["payload"]`` is the announcement
+  of the snapshots this task committed (:func:`~icewright.actions.announce.announcement`:
+  ``table``, ``branch``, ``snapshots``, ``head``, ``metadata_location``), the same shape
+  as the payload of :class:`~icewright.providers.triggers.IcebergSnapshotEventTrigger`'s
+  events, so :func:`triggering_snapshots` reads both.
+
+One commit, one downstream run: an ``iceberg://`` outlet must name the table the
+operator writes through its own ``iceberg_conn_id`` (anything else is refused). Before
+the action runs, the operator claims its commit key in each such outlet's asset state
+store; a watcher of the same asset (:func:`~icewright.providers.triggers.
+watched_iceberg_asset`) then leaves that commit to this task's outlet event. A DAG
+scheduled on the asset runs once per commit whether the commit comes from an operator
+with the outlet, an operator without it, or outside Airflow. A try that commits no
+snapshot (a no-op, an expiry, a table that already exists) emits no ``iceberg://``
+event; a retry that finds its sequence's commit already on the table announces it (the
+earlier try did not get to). A cleared task with a pinned ``commit_key`` finds its
+snapshot too and announces it again.
 
 Exactly-once: the commit key of a snapshot-producing operator is a stable hash of the
 DAG id, task id, run id, map index and the task instance's *try sequence*
@@ -52,9 +67,12 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from icewright.actions.announce import claim, claim_key, commit_announcement, snapshots_in
 from icewright.actions.results import to_jsonable
-from icewright.errors import BAD_INPUT, IcewrightError, one_line
+from icewright.catalog import Identifier
+from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID
+from icewright.providers.assets import SCHEME, table_of
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -65,17 +83,13 @@ if TYPE_CHECKING:
     from icewright.runners.store import JobSubmitted
 
 __all__ = [
-    "EVENT_EXTRA_KEYS",
     "IcebergBaseOperator",
     "commit_key_for",
-    "event_extras",
     "first_try_number",
     "one_line",
     "to_jsonable",
+    "triggering_snapshots",
 ]
-
-EVENT_EXTRA_KEYS = ("snapshot_id", "sequence_number", "operation", "added_records")
-"""Snapshot fields every asset event carries (with ``metadata_location`` and ``table``)."""
 
 
 MAX_DEFERRALS = 16
@@ -107,24 +121,31 @@ def first_try_number(max_tries: int | None, retries: int | None) -> int:
     return max(1, int(max_tries) - int(retries or 0) + 1)
 
 
-def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The asset-event extras of a JSON-able action result."""
-    summary = result.get("summary") or {}
-    added = result.get("records_added")
-    if added is None:
-        try:
-            added = int(summary.get("added-records", 0))
-        except (TypeError, ValueError):
-            added = 0
-    return {
-        "table": result.get("table"),
-        "snapshot_id": result.get("snapshot_id"),
-        "sequence_number": result.get("sequence_number"),
-        "operation": result.get("operation"),
-        "added_records": added,
-        "metadata_location": result.get("metadata_location"),
-        "committed": bool(result.get("committed", False)),
-    }
+def triggering_snapshots(triggering_asset_events: Any) -> list[dict[str, Any]]:
+    """The new snapshots named by the asset events that started this run, each once,
+    oldest first (:func:`~icewright.actions.watch.snapshot_record` dicts).
+
+    ``triggering_asset_events`` is the task context's value of that name (a mapping of
+    asset to events) or a list of events; events of watchers and of icewright operators
+    carry the same payload (:func:`~icewright.actions.announce.snapshots_in` reads it),
+    other events name nothing::
+
+        @task
+        def react(triggering_asset_events=None):
+            for snap in triggering_snapshots(triggering_asset_events):
+                print(snap["snapshot_id"], snap["operation"], snap["added_records"])
+    """
+    events: list[Any] = []
+    if isinstance(triggering_asset_events, Mapping):
+        for value in triggering_asset_events.values():
+            events.extend(value or ())
+    elif triggering_asset_events is not None:
+        events.extend(triggering_asset_events)
+    return snapshots_in(getattr(e, "extra", e) for e in events)
+
+
+def _is_iceberg(outlet: object) -> bool:
+    return isinstance(outlet, Asset) and outlet.uri.lower().startswith(f"{SCHEME}://")
 
 
 class IcebergBaseOperator(BaseOperator):
@@ -180,6 +201,59 @@ class IcebergBaseOperator(BaseOperator):
         self.defer_extra: dict[str, Any] = {}
         """Values the action's next call needs after a deferral (handed back in
         :attr:`resumed`)."""
+        for outlet in self.iceberg_outlets():
+            conn_id, _ = table_of(outlet)
+            if conn_id != self.outlet_conn_id:
+                raise ValidationError(
+                    f"{self.task_id}: outlet {outlet.uri} names the connection {conn_id!r}, "
+                    f"but the operator writes through iceberg_conn_id={self.outlet_conn_id!r}; "
+                    f"use iceberg_asset(table, iceberg_conn_id={self.outlet_conn_id!r})"
+                )
+
+    # --- outlets -------------------------------------------------------------------
+
+    @property
+    def outlet_conn_id(self) -> str:
+        """The connection part of this operator's ``iceberg://`` assets."""
+        return self.iceberg_conn_id or DEFAULT_CONN_ID
+
+    @property
+    def target(self) -> str | None:
+        """The table (or view) this operator writes, when it names one."""
+        table = getattr(self, "table", None)
+        return None if table is None else str(table)
+
+    def iceberg_outlets(self) -> list[Asset]:
+        """This task's ``iceberg://`` outlets."""
+        return [o for o in self.outlets or () if _is_iceberg(o)]
+
+    def check_outlets(self) -> list[Asset]:
+        """The ``iceberg://`` outlets, each naming the table this operator writes (else a
+        :class:`ValidationError`: the event would announce another table's asset)."""
+        outlets = self.iceberg_outlets()
+        target = self.target
+        if target is None:
+            return outlets
+        written = Identifier.parse(target)
+        for outlet in outlets:
+            _, table = table_of(outlet)
+            if Identifier.parse(table) != written:
+                raise ValidationError(
+                    f"outlet {outlet.uri} names the table {table}, but the operator writes "
+                    f"{written}; use iceberg_asset({str(written)!r}, "
+                    f"iceberg_conn_id={self.outlet_conn_id!r})"
+                )
+        return outlets
+
+    def claim_commit(self, context: Context, key: str, outlets: Sequence[Asset]) -> None:
+        """Claim ``key``'s snapshot in each outlet's asset state store, so the asset's
+        watcher leaves its announcement to this task's outlet event (module docstring)."""
+        stores = context.get("asset_state_store")
+        if stores is None or not outlets:
+            return
+        by = f"{self.dag_id}.{self.task_id} {context.get('run_id')}"
+        for outlet in outlets:
+            stores[outlet].set(claim_key(key), claim(key, by))
 
     # --- the parts -----------------------------------------------------------------
 
@@ -242,8 +316,13 @@ class IcebergBaseOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the action; push its result (JSON-able) and the outlet events' extras."""
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
+        try:
+            outlets = self.check_outlets()
+        except ValidationError as e:
+            raise AirflowFailException(one_line(e)) from None
         if key is not None:
             self.log.info("commit key %s", key)
+            self.claim_commit(context, key, outlets)
         return self._act(context, key)
 
     def execute_complete(
@@ -302,7 +381,13 @@ class IcebergBaseOperator(BaseOperator):
             self.log.error("%s", one_line(e))
             raise
         payload = self.result_payload(result)
-        self.emit_events(context, self.extras_of(payload))
+        if self.outlets:
+            extras = self.extras_of(payload, key)
+            if not self.announces(extras):
+                # Airflow emits the events of ti.task.outlets as they are at success: a
+                # try that committed nothing leaves the iceberg:// ones out.
+                self.outlets = [o for o in self.outlets if not _is_iceberg(o)]
+            self.emit_events(context, extras)
         self.log.info("%s", self.describe(payload))
         return payload
 
@@ -313,9 +398,24 @@ class IcebergBaseOperator(BaseOperator):
             payload = {"result": payload}
         return payload
 
-    def extras_of(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """The asset-event extras of this operator's XCom value."""
-        return event_extras(payload)
+    def extras_of(self, payload: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+        """The asset-event extras of this operator's XCom value: ``{"payload": the
+        announcement of the snapshots committed with ``key``}`` (none without a key)."""
+        ids: list[int | None] = []
+        if key is not None:
+            commits = payload.get("commits") or ()
+            ids = [c.get("snapshot_id") for c in commits if isinstance(c, Mapping)]
+            ids.append(payload.get("snapshot_id"))
+        table = str(payload.get("table") or self.target)
+        branch = str(getattr(self, "branch", None) or "main")
+        return {
+            "payload": commit_announcement(table, ids, key, catalog=self.catalog, branch=branch)
+        }
+
+    def announces(self, extras: Mapping[str, Any]) -> bool:
+        """Whether ``extras`` announce a snapshot (else no ``iceberg://`` event)."""
+        payload = extras.get("payload")
+        return not isinstance(payload, Mapping) or bool(payload.get("snapshots"))
 
     def emit_events(self, context: Context, extras: Mapping[str, Any]) -> None:
         """Add ``extras`` to the event of every ``Asset`` outlet of this task."""

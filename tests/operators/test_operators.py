@@ -4,6 +4,7 @@ arguments, JSON-able results. (Runs through Airflow are in ``test_operators_airf
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,27 @@ def test_an_outlet_of_another_connection_is_refused_when_the_dag_is_parsed() -> 
             source="sql:SELECT 1L AS id",
             outlets=[iceberg_asset("ns.t")],
         )
+
+
+def test_a_source_module_next_to_the_dag_goes_with_a_spark_submit_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from icewright.operators import IcebergAppendOperator
+    from icewright.operators.base import source_module_file
+
+    (tmp_path / "iw_rows_source.py").write_text("def rows(spark):\n    return spark.range(1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shipped = str(tmp_path / "iw_rows_source.py")
+    assert source_module_file("iw_rows_source:rows") == shipped
+    # Not a module file of its own: SQL, paths, the standard library, installed packages.
+    for source in ("sql:SELECT 1", "parquet:/x", "csv:x", "json:x", "pyspark:x", None, 3):
+        assert source_module_file(source) is None, source
+    op = IcebergAppendOperator(
+        task_id="t",
+        table="ns.t",
+        source="iw_rows_source:rows",
+        spark_settings={"master": "local[1]", "py_files": ["/opt/dep.zip"]},
+    )
+    assert op.make_runner().settings.py_files == ("/opt/dep.zip", shipped)  # type: ignore[attr-defined]
+    local = IcebergAppendOperator(task_id="l", table="ns.t", source="iw_rows_source:rows")
+    assert not hasattr(local.make_runner(), "settings")  # local Spark: nothing to ship

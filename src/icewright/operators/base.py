@@ -59,9 +59,14 @@ key, or are orphans that ``remove_orphan_files`` deletes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
+import re
+import sysconfig
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Asset, BaseOperator
@@ -73,6 +78,7 @@ from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.assets import SCHEME, table_of
+from icewright.runners.source_context import source_context_env
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -142,6 +148,30 @@ def triggering_snapshots(triggering_asset_events: Any) -> list[dict[str, Any]]:
     elif triggering_asset_events is not None:
         events.extend(triggering_asset_events)
     return snapshots_in(getattr(e, "extra", e) for e in events)
+
+
+def source_module_file(source: object) -> str | None:
+    """The file of a ``"module:function"`` source's top-level module when it is one file
+    outside the installed packages (a module next to the DAG), which a ``spark-submit``
+    job is sent with (``--py-files``) so that it can import it; else None."""
+    if not isinstance(source, str) or not _TOP_LEVEL_CALLABLE.match(source):
+        return None
+    try:
+        spec = importlib.util.find_spec(source.partition(":")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.submodule_search_locations:
+        return None  # not found, or a package (give it with spark_settings py_files)
+    origin = spec.origin
+    if not origin or not origin.endswith(".py"):
+        return None
+    installed = {Path(p).resolve() for p in sysconfig.get_paths().values()}
+    if any(parent in installed for parent in Path(origin).resolve().parents):
+        return None  # the standard library or an installed package: already there
+    return origin
+
+
+_TOP_LEVEL_CALLABLE = re.compile(r"^[A-Za-z_]\w*:[A-Za-z_]\w*$")
 
 
 def _is_iceberg(outlet: object) -> bool:
@@ -302,6 +332,10 @@ class IcebergBaseOperator(BaseOperator):
         detach = self.deferrable if detach is None else detach
         if self.uses_spark_submit:
             overrides["detach"] = bool(detach)
+            shipped = source_module_file(getattr(self, "source", None))
+            if shipped is not None:
+                py_files = [str(p) for p in overrides.get("py_files") or ()]
+                overrides["py_files"] = [*py_files, *([shipped] if shipped not in py_files else [])]
         elif detach:
             self.log.info("deferrable: Spark runs in-process (no spark-submit), so no deferral")
         self._runner = runner_for(self.spark_conn_id, log=self.log.info, **overrides)
@@ -313,8 +347,27 @@ class IcebergBaseOperator(BaseOperator):
         """Call the one action of this operator and return its result."""
         raise NotImplementedError
 
+    def hand_context(self, context: Context) -> None:
+        """Put the task values a source function may need into this process's environment
+        (:mod:`icewright.runners.source_context`): local Spark reads it here, a
+        ``spark-submit`` job inherits it."""
+        ti = context["ti"]
+        values = {
+            "dag_id": ti.dag_id,
+            "task_id": ti.task_id,
+            "run_id": context.get("run_id"),
+            "map_index": getattr(ti, "map_index", -1),
+            "try_number": getattr(ti, "try_number", None),
+            "logical_date": context.get("logical_date"),
+            "ds": context.get("ds"),
+            "data_interval_start": context.get("data_interval_start"),
+            "data_interval_end": context.get("data_interval_end"),
+        }
+        os.environ.update(source_context_env({k: v for k, v in values.items() if v is not None}))
+
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the action; push its result (JSON-able) and the outlet events' extras."""
+        self.hand_context(context)
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
         try:
             outlets = self.check_outlets()
@@ -340,6 +393,7 @@ class IcebergBaseOperator(BaseOperator):
             self.on_job_abandoned(context)
             raise IcewrightError(message)
         self.log.info("%s", message.splitlines()[0] if message else status)
+        self.hand_context(context)
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
         return self._act(context, key)
 

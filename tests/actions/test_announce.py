@@ -45,7 +45,10 @@ def test_claims_name_a_commit_key_and_its_series() -> None:
     assert claim_key("k").startswith(CLAIM_PREFIX) and claim_key("k") != claim_key("k2")
     assert claimed_by({"icewright.commit-key": "k"}) == [claim_key("k")]
     assert claimed_by({"icewright.commit-key": "k:3"}) == [claim_key("k:3"), claim_key("k")]
-    assert claimed_by({"icewright.commit-key": "airflow:abc"}) == [claim_key("airflow:abc")]
+    series = "k:0123456789abcdef"
+    assert claimed_by({"icewright.commit-key": series}) == [claim_key(series), claim_key("k")]
+    airflow = "airflow:" + "0123456789abcdef" * 2 + "01234567"
+    assert claimed_by({"icewright.commit-key": airflow}) == [claim_key(airflow)]
     assert claimed_by({}) == [] and claimed_by(None) == []
 
 

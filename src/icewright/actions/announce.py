@@ -25,6 +25,7 @@ imports an orchestrator.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -63,15 +64,19 @@ def claim(commit_key: str, by: str) -> dict[str, Any]:
 
 def claimed_by(summary: Mapping[str, str] | None) -> list[str]:
     """The claim keys that would claim a snapshot with ``summary``: its commit key's and,
-    for a commit of a series (``<key>:<i>``, a rewrite's partial progress), the series'."""
+    for a commit of a series (``<key>:<i>``, or ``<key>:<16 hex digits>`` of a rewrite's
+    partial progress), the series'."""
     key = (summary or {}).get(COMMIT_KEY)
     if not key:
         return []
     keys = [claim_key(key)]
-    base, sep, index = key.rpartition(":")
-    if sep and base and index.isdigit():
+    base, sep, part = key.rpartition(":")
+    if sep and base and _SERIES_PART.match(part):
         keys.append(claim_key(base))
     return keys
+
+
+_SERIES_PART = re.compile(r"^(\d+|[0-9a-f]{16})$")
 
 
 def announcement(

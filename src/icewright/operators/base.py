@@ -351,12 +351,12 @@ class IcebergBaseOperator(BaseOperator):
         """Put the task values a source function may need into this process's environment
         (:mod:`icewright.runners.source_context`): local Spark reads it here, a
         ``spark-submit`` job inherits it."""
-        ti = context["ti"]
+        ti = context.get("ti")
         values = {
-            "dag_id": ti.dag_id,
-            "task_id": ti.task_id,
+            "dag_id": getattr(ti, "dag_id", self.dag_id),
+            "task_id": getattr(ti, "task_id", self.task_id),
             "run_id": context.get("run_id"),
-            "map_index": getattr(ti, "map_index", -1),
+            "map_index": getattr(ti, "map_index", None),
             "try_number": getattr(ti, "try_number", None),
             "logical_date": context.get("logical_date"),
             "ds": context.get("ds"),
@@ -397,6 +397,12 @@ class IcebergBaseOperator(BaseOperator):
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
         return self._act(context, key)
 
+    @property
+    def max_deferrals(self) -> int:
+        """Deferrals one try may make (:data:`MAX_DEFERRALS`; more for an action that runs
+        a job per file group)."""
+        return MAX_DEFERRALS
+
     def on_job_abandoned(self, context: Context) -> None:
         """Called when a deferred job is lost or timed out, before the try fails."""
 
@@ -404,7 +410,7 @@ class IcebergBaseOperator(BaseOperator):
         from icewright.providers.job_triggers import IcebergSparkJobTrigger
 
         count = int((self.resumed or {}).get("deferrals", 0)) + 1
-        if count > MAX_DEFERRALS:
+        if count > self.max_deferrals:
             raise IcewrightError(
                 f"the action submitted a Spark job {count} times in one try; giving up "
                 f"(last: {submitted})"

@@ -182,7 +182,8 @@ class IcebergBaseOperator(BaseOperator):
     """Base of the icewright operators (not used on its own).
 
     :param iceberg_conn_id: the ``icewright`` connection (default ``icewright_default``;
-        absent: the embedded default catalog).
+        absent: the embedded default catalog). ``iceberg://`` outlets must name the same
+        connection (``iceberg_asset(table, iceberg_conn_id=...)``) and the table written.
     :param spark_conn_id: an Airflow ``spark`` connection for ``spark-submit``; with
         neither it nor ``spark_settings``, Spark runs in-process (local).
     :param spark_settings: ``spark-submit`` settings (``master``, ``conf``, ``packages``,

@@ -1,8 +1,9 @@
 """Nightly pipeline on ``sales.orders`` (embedded default catalog): create the table if
 needed, append the night's two batches, replace one day with corrected rows, compact,
-expire old snapshots. Every task has the table's asset as outlet, so each commit is an
-asset event with the snapshot id, sequence number, operation, added records and metadata
-location.
+expire old snapshots. Every task has the table's asset as outlet, so each commit is one
+asset event whose payload names the snapshot (read it downstream with
+``triggering_snapshots``); a task that commits nothing (the table exists, the expiry)
+emits none.
 
 Safe to run twice for the same date: the commit keys are keyed by the logical date
 (``commit_key="orders/{{ ds }}/..."``), so a second run finds every commit already on

@@ -13,7 +13,11 @@ rows, so a re-run writes exactly what the first run wrote.
 * :func:`corrected_day`: the interval day's events of both batches again, with status
   ``confirmed`` (what the nightly ``replace`` writes over that day).
 
-Outside a task (a test, a notebook) the day comes from ``$ORDERS_DAY`` (``YYYY-MM-DD``).
+The interval comes from Airflow's task context where the Spark driver runs in the task
+(local Spark), else from the values the operator hands every Spark job
+(:func:`icewright.runners.source_context.source_context`: a ``spark-submit`` job on a
+cluster); outside a task (a test, a notebook) the day comes from ``$ORDERS_DAY``
+(``YYYY-MM-DD``).
 """
 
 from __future__ import annotations
@@ -44,11 +48,17 @@ _DAY_US = 86_400_000_000
 
 def interval_day() -> dt.date:
     """The day the running task loads: its data interval's start (UTC)."""
+    from icewright.runners.source_context import source_context
+
     try:
         from airflow.sdk import get_current_context
 
         context = get_current_context()
-    except Exception:  # not inside an Airflow task
+    except Exception:  # not in the task's process: a spark-submit job, or no task at all
+        handed = source_context()
+        text = handed.get("data_interval_start") or handed.get("logical_date")
+        if text:
+            return dt.datetime.fromisoformat(text).astimezone(dt.UTC).date()
         text = os.environ.get("ORDERS_DAY")
         if not text:
             raise RuntimeError("not in an Airflow task and $ORDERS_DAY is not set") from None

@@ -10,6 +10,7 @@ plugins, so a test asks for a fixture by name and never imports one:
 * ``rest_server`` and ``rest_namespace`` (Iceberg Java's REST catalog server):
   ``tests.support.rest``;
 * ``spark`` (the one local SparkSession of the process): ``tests.support.spark``;
+* ``spark_cluster`` (a standalone master and worker on 127.0.0.1): ``tests.support.cluster``;
 * ``airflow_home`` (a migrated Airflow home): ``tests.support.airflow``;
 * ``iceberg_java`` and ``duckdb_iceberg`` (the peers): ``tests.support.java``,
   ``tests.support.duckdb``;
@@ -34,6 +35,7 @@ from hypothesis import HealthCheck, settings
 pytest_plugins = [
     "tests.support.airflow",
     "tests.support.catalogs",
+    "tests.support.cluster",
     "tests.support.java",
     "tests.support.duckdb",
     "tests.support.embedded",

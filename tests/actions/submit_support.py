@@ -72,6 +72,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
+CLUSTER_CONF = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+    "spark.sql.shuffle.partitions": "2",
+}
+"""Spark settings of a small job on :func:`standalone_cluster`."""
+
+
 @contextmanager
 def standalone_cluster(folder: Path) -> Iterator[Cluster]:
     """Start a master and one worker (1 core, 1g) on 127.0.0.1; stop both at the end."""

@@ -8,7 +8,6 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +18,19 @@ from icewright.catalog import SqlCatalog
 from icewright.errors import IcewrightError, ValidationError
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
-from tests.actions.submit_support import Cluster, slow_source_module, standalone_cluster
+from tests.actions.submit_support import CLUSTER_CONF as CONF
+from tests.actions.submit_support import Cluster, slow_source_module
 
 pytestmark = pytest.mark.slow
 
 SCHEMA = Schema(NestedField(1, "id", LongType()), NestedField(2, "region", StringType()))
 SOURCE = "sql:SELECT id, IF(id % 2 = 0, 'eu', 'us') AS region FROM range(5)"
-CONF = {
-    "spark.driver.host": "127.0.0.1",
-    "spark.driver.memory": "512m",
-    "spark.executor.memory": "512m",
-    "spark.sql.shuffle.partitions": "2",
-}
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as c:
-        yield c
+@pytest.fixture
+def cluster(spark_cluster: Cluster) -> Cluster:
+    """The session's standalone cluster (tests/conftest.py)."""
+    return spark_cluster
 
 
 def runner(cluster: Cluster, lines: list[str], **settings: Any) -> SparkSubmitRunner:

@@ -21,8 +21,7 @@ from icewright.catalog import SqlCatalog
 from icewright.runners.store import JobSubmitted
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
-from tests.cli.conftest import icewright
-from tests.support.s3 import s3_server  # noqa: F401 - the moto server fixture
+from tests.cli.support import icewright
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +54,7 @@ def _file_leaks(root: Path, secret: str, skip: Path | None = None) -> list[str]:
 
 
 def test_detached_job_spec_xcom_and_trigger_hold_no_secret(
-    s3_server: Any,  # noqa: F811
+    s3_server: Any,
     tmp_path: Path,
 ) -> None:
     secret = _secret()
@@ -99,7 +98,7 @@ def test_detached_job_spec_xcom_and_trigger_hold_no_secret(
 
 
 def test_the_command_shows_no_secret(
-    s3_server: Any,  # noqa: F811
+    s3_server: Any,
     tmp_path: Path,
 ) -> None:
     secret = _secret()

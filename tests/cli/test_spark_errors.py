@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.cli.conftest import icewright, pyiceberg_catalog
+from tests.cli.support import icewright, pyiceberg_catalog
 
 pytestmark = pytest.mark.slow
 

@@ -255,6 +255,27 @@ def append_elsewhere(iw: Path, rows: int, **props: str) -> int:
     return int(done.stdout.split()[-1])
 
 
+PRODUCER = """
+import datetime as dt
+
+from airflow.sdk import DAG
+
+from icewright.operators import IcebergAppendOperator, iceberg_asset
+
+with DAG(
+    dag_id="icewright_test_producer",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+):
+    IcebergAppendOperator(
+        task_id="append",
+        table="sales.orders",
+        source="sql:SELECT id AS order_id, 'eu' AS region FROM range(3)",
+        outlets=[iceberg_asset("sales.orders")],
+    )
+"""
+
+
 @pytest.fixture
 def event_home(tmp_path: Path) -> Iterator[tuple[AirflowHome, dict[str, str], Path]]:
     """An Airflow home of its own (its triggerer runs every trigger in the database) with
@@ -269,6 +290,8 @@ def event_home(tmp_path: Path) -> Iterator[tuple[AirflowHome, dict[str, str], Pa
     (dags / "icewright_orders_downstream_event.py").write_text(
         source.replace("POLL_INTERVAL = 30.0", "POLL_INTERVAL = 1.0")
     )
+    # A producer: an icewright operator with the table's (plain) asset as outlet.
+    (dags / "icewright_test_producer.py").write_text(PRODUCER)
     env = home.environment(
         ICEWRIGHT_HOME=str(iw),
         AIRFLOW__CORE__DAGS_FOLDER=str(dags),
@@ -362,3 +385,123 @@ def test_event_dag_watcher_fires_once_per_commit_across_a_triggerer_restart(
         assert [ids(e) for e in events] == [[a], [b]]
     finally:
         second.stop()
+
+
+def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
+    event_home: tuple[AirflowHome, dict[str, str], Path],
+) -> None:
+    """Issue 17 item 3: the producer's append (outlet on the watched asset) and a commit by
+    the ``icewright`` command each make exactly one asset event, so exactly one run of the
+    downstream DAG; no dedupe in the DAG."""
+    home, env, iw = event_home
+    db = home.path / "airflow.db"
+    catalog = sql_catalog(iw)
+    make_table(catalog)
+    append(catalog, 2)
+    downstream = "icewright_orders_downstream_event"
+
+    def events() -> list[tuple[str | None, dict[str, Any]]]:
+        rows = query(
+            db,
+            "select e.source_task_id, e.extra from asset_event e join asset a "
+            "on a.id = e.asset_id where a.uri = ? order by e.id",
+            ASSET_URI,
+        )
+        return [(task, json.loads(extra)) for task, extra in rows]
+
+    def ids(extra: dict[str, Any]) -> list[int]:
+        return [s["snapshot_id"] for s in extra["payload"]["snapshots"]]
+
+    def watermark_at(snapshot_id: int) -> bool:
+        rows = query(
+            db,
+            "select s.value from asset_state_store s join asset a on a.id = s.asset_id "
+            "where a.uri = ? and s.key like 'icewright.snapshot-watermark.%'",
+            ASSET_URI,
+        )
+        return bool(rows) and json.loads(rows[0][0])["watermark"]["snapshot_id"] == snapshot_id
+
+    def claims() -> list[str]:
+        rows = query(
+            db,
+            "select s.key from asset_state_store s join asset a on a.id = s.asset_id "
+            "where a.uri = ? and s.key like 'icewright.announced.%'",
+            ASSET_URI,
+        )
+        return [k for (k,) in rows]
+
+    def schedule_and_count_runs() -> list[tuple[str, int]]:
+        done = airflow("scheduler", "-n", "1", "-s", env=env, timeout=600)
+        assert done.returncode == 0, explain(done)
+        return query(
+            db,
+            "select r.run_id, count(x.event_id) from dag_run r left join "
+            "dagrun_asset_event x on x.dag_run_id = r.id where r.dag_id = ? "
+            "group by r.id order by r.id",
+            downstream,
+        )
+
+    # 1. An operator's commit: its outlet event only; the watcher passes it by.
+    triggerer = Triggerer(env, home.path, home.path / "triggerer-op.log")
+    try:
+        wait_for(
+            "the watcher's first watermark",
+            lambda: (
+                claims() == []
+                and query(
+                    db, "select 1 from asset_state_store where key like 'icewright.snapshot-%'"
+                )
+            ),
+            300,
+            triggerer,
+        )
+        produced = airflow("dags", "test", "icewright_test_producer", env=env, timeout=900)
+        assert produced.returncode == 0 and dag_run_state(produced) == "success", explain(produced)
+        head = catalog.load_table(TABLE).metadata.current_snapshot()
+        assert head is not None
+        op_snapshot = head.snapshot_id
+        wait_for(
+            "the watcher to pass the operator's commit",
+            lambda: watermark_at(op_snapshot),
+            120,
+            triggerer,
+        )
+        time.sleep(3)  # more polls
+        assert [(task, ids(extra)) for task, extra in events()] == [("append", [op_snapshot])]
+        assert "announced by the tasks that committed them" in triggerer.text()
+        assert claims() == []  # the watcher released the claim it passed
+    finally:
+        triggerer.stop()
+    runs = schedule_and_count_runs()
+    assert [count for _, count in runs] == [1], runs
+
+    # 2. A commit by the icewright command: the watcher's event only.
+    triggerer = Triggerer(env, home.path, home.path / "triggerer-cli.log")
+    try:
+        time.sleep(3)
+        cli = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "icewright"),
+                "append",
+                TABLE,
+                "--source",
+                "sql:SELECT id + 100 AS order_id, 'us' AS region FROM range(4)",
+                "--json",
+            ],
+            env={**os.environ, "ICEWRIGHT_HOME": str(iw)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert cli.returncode == 0, cli.stderr[-3000:]
+        cli_snapshot = json.loads(cli.stdout)["snapshot_id"]
+        wait_for("the watcher's event", lambda: len(events()) == 2, 120, triggerer)
+        time.sleep(3)
+        (_, from_watcher) = events()[1]
+        assert from_watcher["from_trigger"] and ids(from_watcher) == [cli_snapshot]
+        assert len(events()) == 2
+    finally:
+        triggerer.stop()
+    runs = schedule_and_count_runs()
+    assert [count for _, count in runs] == [1, 1], runs

@@ -154,8 +154,9 @@ def test_run_times_out_and_stops_a_local_job(store: JobStore) -> None:
             child.wait()
 
 
-@pytest.mark.slow
-def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: Path) -> None:
+def _lake(tmp_path: Path) -> tuple[str, str, dict[str, str], Any]:
+    """The ``lake`` connection's SQLite catalog (uri, warehouse, connection env, catalog)
+    with the namespace ``ns``."""
     uri = f"sqlite:///{tmp_path}/lake.db"
     warehouse = str(tmp_path / "wh")
     conn = connection_env(
@@ -163,6 +164,12 @@ def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: 
     )
     catalog = load_catalog({"type": "sql", "uri": uri, "warehouse": warehouse})
     catalog.create_namespace("ns")
+    return uri, warehouse, conn, catalog
+
+
+@pytest.mark.slow
+def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: Path) -> None:
+    uri, warehouse, conn, _ = _lake(tmp_path)
     done = dags_test(
         "icewright_deferrable",
         DAGS,
@@ -203,7 +210,8 @@ def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: 
     )
     assert len(events) == 1, events
     extra = json.loads(events[0][0]) if isinstance(events[0][0], str) else events[0][0]
-    assert extra["snapshot_id"] == snapshot.snapshot_id and extra["added_records"] == 7
+    (announced,) = extra["payload"]["snapshots"]
+    assert announced["snapshot_id"] == snapshot.snapshot_id and announced["added_records"] == 7
     # Created from a source: the table first, then the append's job detached.
     created = SqlCatalog("icewright", uri=uri, warehouse=f"file://{warehouse}").load_table(
         "ns.created"
@@ -297,3 +305,86 @@ def test_runner_detaches_only_spark_submit_when_deferrable() -> None:
     assert isinstance(runner, SparkSubmitRunner) and not runner.settings.detach
     local = IcebergAppendOperator(task_id="c", table="ns.t", source="x", deferrable=True)
     assert isinstance(local.make_runner(), LocalRunner)
+
+
+def _three_partitions_of_three_files(catalog: Any, name: str) -> None:
+    """``name`` partitioned by region, three small files in each of three partitions."""
+    import pyarrow as pa
+
+    from icewright.actions import create
+    from icewright.arrow import write_data_files
+    from icewright.commit import fast_append
+    from icewright.text.declaration import parse_partitioning, parse_schema
+
+    create(
+        name,
+        catalog=catalog,
+        schema=parse_schema("id long, region string"),
+        partition_by=parse_partitioning("region"),
+    )
+    for batch in range(3):
+        table = catalog.load_table(name)
+        ids = list(range(batch * 10, batch * 10 + 6))
+        rows = pa.table({"id": ids, "region": [("a", "b", "c")[i % 3] for i in ids]})
+        fast_append(table, write_data_files(table.io, table.metadata, rows))
+
+
+@pytest.mark.slow
+def test_deferrable_rewrite_of_several_groups_under_dags_test(
+    airflow_home: AirflowHome, tmp_path: Path
+) -> None:
+    """Issue 17 item 4: one deferral per file group; a failing group's job fails the task
+    and leaves the groups committed before it in place."""
+    from icewright.actions.rewrite import plan_groups, target_size
+    from icewright.scan import plan_files
+
+    _, _, conn, catalog = _lake(tmp_path)
+    for name in ("ns.compact", "ns.broken"):
+        _three_partitions_of_three_files(catalog, name)
+    broken = catalog.load_table("ns.broken")
+    groups = plan_groups(broken, target_file_size=target_size(broken), min_input_files=3)
+    assert len(groups) == 3
+    lost = groups[-1].tasks[0].data_file.file_path  # the last group's job cannot read it
+    Path(lost.removeprefix("file://")).unlink()
+
+    done = dags_test(
+        "icewright_deferrable_rewrite",
+        DAGS,
+        env=airflow_home.environment(**conn),
+        logical_date="2026-01-06",
+    )
+    output = done.stdout + done.stderr
+    run_id = run_id_of(done)
+    states = dict(
+        query_metadata_db(
+            airflow_home,
+            "SELECT task_id, state FROM task_instance "
+            "WHERE dag_id = 'icewright_deferrable_rewrite' AND run_id = :r",
+            r=run_id,
+        )
+    )
+    assert states == {"rewrite_compact": "success", "rewrite_broken": "failed"}, explain(done)
+    assert output.count("started detached") >= 6, explain(done)  # a job per group, detached
+
+    compacted = catalog.load_table("ns.compact")
+    operations = [str(s.operation) for s in compacted.metadata.snapshots]
+    assert operations == ["append"] * 3 + ["replace"] * 3  # every group, a commit each
+    live = [t.data_file for t in plan_files(compacted)]
+    assert len(live) == 3 and sum(f.record_count for f in live) == 18
+    pushes = query_metadata_db(
+        airflow_home,
+        "SELECT value FROM xcom WHERE dag_id = 'icewright_deferrable_rewrite' AND run_id = :r "
+        "AND task_id = 'rewrite_compact' AND key = 'return_value'",
+        r=run_id,
+    )
+    (value,) = pushes[0]
+    pushed = json.loads(value) if isinstance(value, str) else value
+    assert pushed["groups_rewritten"] == 3 and len(pushed["commits"]) == 3
+
+    # The broken table: the two groups before the failing one landed and stay.
+    kept = catalog.load_table("ns.broken")
+    operations = [str(s.operation) for s in kept.metadata.snapshots]
+    assert operations == ["append"] * 3 + ["replace"] * 2
+    live_paths = {t.data_file.file_path for t in plan_files(kept)}
+    assert {t.data_file.file_path for t in groups[-1].tasks} <= live_paths  # untouched
+    assert len(live_paths) == 2 + 3

@@ -4,6 +4,7 @@ arguments, JSON-able results. (Runs through Airflow are in ``test_operators_airf
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from icewright.operators import (
     IcebergRewriteDataFilesOperator,
     commit_key_for,
 )
-from icewright.operators.base import event_extras, one_line, to_jsonable
+from icewright.operators.base import one_line, to_jsonable
 from icewright.operators.tables import as_schema
 from icewright.spec.schema import Schema
 from icewright.spec.types import DecimalType, LongType, NestedField, TimestamptzType
@@ -98,7 +99,7 @@ def test_schema_argument_forms() -> None:
             as_schema(bad)
 
 
-def test_results_become_json_and_event_extras() -> None:
+def test_results_become_json() -> None:
     result = RewriteResult(
         table="sales.orders",
         metadata_location="/w/m.json",
@@ -115,15 +116,6 @@ def test_results_become_json_and_event_extras() -> None:
     payload = to_jsonable(result)
     assert json.loads(json.dumps(payload)) == payload
     assert payload["commits"][0]["table"] == "sales.orders"
-    assert event_extras(payload) == {
-        "table": "sales.orders",
-        "snapshot_id": 7,
-        "sequence_number": 3,
-        "operation": "replace",
-        "added_records": 10,
-        "metadata_location": "/w/m.json",
-        "committed": True,
-    }
     schema = Schema(NestedField(1, "id", LongType(), True))
     view = to_jsonable(
         ViewResult(view="sales.v", metadata_location="/v.json", version_id=2, schema=schema)
@@ -133,3 +125,52 @@ def test_results_become_json_and_event_extras() -> None:
 
 def test_one_line_reason() -> None:
     assert one_line(ValidationError("bad\n  predicate")) == "ValidationError: bad predicate"
+
+
+def test_an_outlet_of_another_connection_is_refused_when_the_dag_is_parsed() -> None:
+    from icewright.operators import IcebergAppendOperator, iceberg_asset
+
+    ok = IcebergAppendOperator(
+        task_id="ok",
+        iceberg_conn_id="lake",
+        table="ns.t",
+        source="sql:SELECT 1L AS id",
+        outlets=[iceberg_asset("ns.t", iceberg_conn_id="lake")],
+    )
+    assert [o.uri for o in ok.check_outlets()] == ["iceberg://lake/ns/t"]
+    with pytest.raises(
+        ValidationError,
+        match=r"names the connection 'icewright_default'.*"
+        r"iceberg_conn_id='lake'",
+    ):
+        IcebergAppendOperator(
+            task_id="bad",
+            iceberg_conn_id="lake",
+            table="ns.t",
+            source="sql:SELECT 1L AS id",
+            outlets=[iceberg_asset("ns.t")],
+        )
+
+
+def test_a_source_module_next_to_the_dag_goes_with_a_spark_submit_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from icewright.operators import IcebergAppendOperator
+    from icewright.operators.base import source_module_file
+
+    (tmp_path / "iw_rows_source.py").write_text("def rows(spark):\n    return spark.range(1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shipped = str(tmp_path / "iw_rows_source.py")
+    assert source_module_file("iw_rows_source:rows") == shipped
+    # Not a module file of its own: SQL, paths, the standard library, installed packages.
+    for source in ("sql:SELECT 1", "parquet:/x", "csv:x", "json:x", "pyspark:x", None, 3):
+        assert source_module_file(source) is None, source
+    op = IcebergAppendOperator(
+        task_id="t",
+        table="ns.t",
+        source="iw_rows_source:rows",
+        spark_settings={"master": "local[1]", "py_files": ["/opt/dep.zip"]},
+    )
+    assert op.make_runner().settings.py_files == ("/opt/dep.zip", shipped)  # type: ignore[attr-defined]
+    local = IcebergAppendOperator(task_id="l", table="ns.t", source="iw_rows_source:rows")
+    assert not hasattr(local.make_runner(), "settings")  # local Spark: nothing to ship

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from icewright.actions.announce import claim_key
 from icewright.catalog import load_catalog
 from tests.support.airflow import (
     AirflowHome,
@@ -76,15 +77,28 @@ def test_xcom_events_templates_and_exactly_once(airflow_home: AirflowHome, tmp_p
     )
     assert len(events) == 1, events
     extra = json.loads(events[0][0]) if isinstance(events[0][0], str) else events[0][0]
-    assert extra == {
-        "table": "ns.events",
-        "snapshot_id": snapshot.snapshot_id,
-        "sequence_number": snapshot.sequence_number,
-        "operation": "append",
-        "added_records": 25,
-        "metadata_location": table.metadata_location,
-        "committed": True,
-    }
+    payload = extra["payload"]
+    assert [s["snapshot_id"] for s in payload["snapshots"]] == [snapshot.snapshot_id]
+    assert payload["snapshots"][0]["added_records"] == 25
+    assert payload["snapshots"][0]["operation"] == "append"
+    assert payload["table"] == "ns.events" and payload["branch"] == "main"
+    assert payload["head"]["snapshot_id"] == snapshot.snapshot_id
+    assert payload["metadata_location"] == table.metadata_location
+    # The create task committed no snapshot: no event for its outlet.
+    assert not query_metadata_db(
+        airflow_home,
+        "SELECT e.extra FROM asset_event e WHERE e.source_run_id = :r "
+        "AND e.source_task_id = 'create'",
+        r=run_id,
+    )
+    # The append claimed its commit in the asset's state store (for a watcher of the asset).
+    claims = query_metadata_db(
+        airflow_home,
+        "SELECT s.key, s.value FROM asset_state_store s JOIN asset a ON a.id = s.asset_id "
+        "WHERE a.uri = 'iceberg://lake/ns/events'",
+    )
+    key = pushed["summary"]["icewright.commit-key"]
+    assert claim_key(key) in {k for k, _ in claims}, claims
 
     # A retry of the same task instance (same run id): finds its commit, adds nothing.
     again = airflow(
@@ -106,6 +120,7 @@ BAD = {
     "unknown_table": "NoSuchTable",
     "malformed_predicate": "ValidationError",
     "malformed_schema": "ValidationError",
+    "outlet_of_another_table": "names the table ns.other, but the operator writes ns.good",
 }
 
 

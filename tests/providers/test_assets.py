@@ -31,7 +31,7 @@ def test_asset_round_trip() -> None:
     assert table_of(asset) == ("lake", "sales.eu.orders")
     assert table_of(asset.uri) == ("lake", "sales.eu.orders")
     assert create_asset(uri=asset.uri) == asset
-    assert create_asset(table="sales.eu.orders", conn_id="lake") == asset
+    assert create_asset(table="sales.eu.orders", iceberg_conn_id="lake") == asset
 
 
 def test_same_table_same_asset_whatever_the_spelling() -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from icewright.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from icewright.actions.announce import commit_announcement, snapshots_in
     from icewright.actions.append import append
     from icewright.actions.create import create
     from icewright.actions.ensure import EnsureResult, ensure_table
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "append": "append",
+    "commit_announcement": "announce",
+    "snapshots_in": "announce",
     "create": "create",
     "ensure_table": "ensure",
     "EnsureResult": "ensure",
@@ -104,6 +107,7 @@ __all__ = [
     "WaitResult",
     "Watermark",
     "append",
+    "commit_announcement",
     "create",
     "ensure_table",
     "expire",
@@ -113,6 +117,7 @@ __all__ = [
     "replace",
     "rewrite",
     "snapshot_record",
+    "snapshots_in",
     "table_health",
     "wait_for_snapshot",
 ]

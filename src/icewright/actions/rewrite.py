@@ -14,16 +14,25 @@ as Java's default), so deletes committed meanwhile still apply to them.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
-from icewright.actions.append import commit_written, delete_paths, find_key, keyed
+from icewright.actions.append import (
+    already_committed,
+    commit_written,
+    delete_paths,
+    find_key,
+    keyed,
+)
 from icewright.actions.arguments import check_rewrite
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.commit.in_flight import in_flight
+from icewright.commit.reachability import ancestors_of
+from icewright.commit.summary import CHANGED_PARTITION_COUNT, COMMIT_KEY
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
 
@@ -34,8 +43,9 @@ if TYPE_CHECKING:
     from icewright.manifest.data_file import DataFile
     from icewright.runners.base import Runner
     from icewright.scan.tasks import FileScanTask
+    from icewright.spec.snapshots import Snapshot
 
-__all__ = ["FileGroup", "plan_groups", "rewrite"]
+__all__ = ["FileGroup", "group_digest", "plan_groups", "rewrite"]
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
@@ -79,9 +89,15 @@ def rewrite(
     (512 MiB). ``sort`` range-sorts each group by the table's sort order (which must
     exist). With ``partial_progress_max_commits`` N the groups are committed in up to N
     commits; a commit that conflicts is reported in ``failed_groups`` while the others
-    land (commit keys ``<commit_key>:<i>``); a failing Spark job still raises (the commits
-    before it stay). Without it a conflict raises and nothing lands. No candidates: a
-    no-op result (``committed`` False), not an error.
+    land (commit keys ``<commit_key>:<digest of the commit's input files>``); a failing
+    Spark job still raises (the commits before it stay, and a call that runs again
+    rewrites only the groups that have not landed). Without it a conflict raises and
+    nothing lands. No candidates: a no-op result (``committed`` False), not an error.
+
+    With a detached ``spark-submit`` runner each group's job is started detached and
+    :class:`~icewright.runners.store.JobSubmitted` raised; calling again with the same
+    ``commit_key`` reuses the finished jobs (keyed by the group's input files) and goes on
+    with the next group: one deferral per group for an orchestrator.
     """
     check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
     timer = Timer()
@@ -113,17 +129,17 @@ def rewrite(
         properties["write.distribution-mode"] = "range"
     jobs = runner_or_default(runner)
     batches = _batches(groups, partial_progress_max_commits)
-    group_index = 0
     commits: list[ActionResult] = []
     failures: list[GroupFailure] = []
     landed = 0
     with in_flight(current.io, current.metadata.location, "rewrite"):
-        for index, batch in enumerate(batches):
+        for batch in batches:
             added: list[DataFile] = []
-            group_keys = [
-                job_key(commit_key, "rewrite", group_index + i) for i in range(len(batch))
-            ]
-            group_index += len(batch)
+            # Keys name a group by its input files, not by its place in the plan: a call that
+            # runs again (a retry, a deferred task resuming) plans again without the groups
+            # that already landed, and must neither reuse another group's job nor find an
+            # earlier batch's commit key.
+            group_keys = [job_key(commit_key, "rewrite", group_digest([g])) for g in batch]
 
             def forget(group_keys: list[str | None] = group_keys) -> None:
                 for group_key in group_keys:
@@ -149,7 +165,7 @@ def rewrite(
             removed = [t.data_file for g in batch for t in g.tasks]
             key = commit_key
             if commit_key is not None and partial_progress_max_commits is not None:
-                key = f"{commit_key}:{index}"
+                key = f"{commit_key}:{group_digest(batch)}"
 
             def commit(
                 removed: Sequence[DataFile] = removed,
@@ -182,9 +198,43 @@ def rewrite(
                 continue
             commits.append(ActionResult.from_commit(result, {}))
             landed += len(batch)
+    if commit_key is not None and partial_progress_max_commits is not None:
+        earlier = _earlier_series(current, branch, commit_key, {c.snapshot_id for c in commits})
+        commits = [already_committed(current, s, timer) for s in earlier] + commits
+        landed += sum(_count(s.summary, CHANGED_PARTITION_COUNT) for s in earlier)
     return _combined(
         current, branch, commits=commits, failures=failures, landed=landed, timer=timer
     )
+
+
+def _earlier_series(
+    table: Table, branch: str, commit_key: str, skip: set[int | None]
+) -> list[Snapshot]:
+    """Commits of ``commit_key``'s series (``<commit_key>:<digest>``) on the branch that an
+    earlier call made (one interrupted by a detached job, or a retried one), oldest first:
+    the result covers every commit of the key."""
+    found: list[Snapshot] = []
+    head = table.metadata.snapshot_for_ref(branch)
+    chain = [] if head is None else ancestors_of(table.metadata, head.snapshot_id)
+    for snapshot in chain:
+        summary: Mapping[str, str] = snapshot.summary or {}
+        key = summary.get(COMMIT_KEY, "")
+        if key.startswith(f"{commit_key}:") and snapshot.snapshot_id not in skip:
+            found.append(snapshot)
+    return found[::-1]
+
+
+def _count(summary: Mapping[str, str] | None, key: str) -> int:
+    try:
+        return int((summary or {}).get(key, "0"))
+    except ValueError:
+        return 0
+
+
+def group_digest(groups: Sequence[FileGroup]) -> str:
+    """16 hex digits naming ``groups`` by their input data files."""
+    paths = sorted(t.data_file.file_path for g in groups for t in g.tasks)
+    return hashlib.sha256("\n".join(paths).encode("utf-8")).hexdigest()[:16]
 
 
 def plan_groups(

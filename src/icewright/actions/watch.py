@@ -221,8 +221,9 @@ class PollResult:
 
     ``changed`` is False when the pointer had not moved (nothing else was read);
     ``snapshots`` are the new snapshots passing the filter, oldest first; ``head`` is the
-    branch head's watermark (None for a branch without snapshots) and ``examined`` how
-    many new snapshots there were before filtering.
+    branch head's watermark (None for a branch without snapshots), ``examined`` how
+    many new snapshots there were before filtering and ``passed_over`` those the filter
+    left out.
     """
 
     changed: bool
@@ -230,6 +231,7 @@ class PollResult:
     snapshots: tuple[Snapshot, ...] = ()
     head: Watermark | None = None
     examined: int = 0
+    passed_over: tuple[Snapshot, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -298,6 +300,7 @@ class SnapshotWatch:
         metadata = loaded.metadata
         found = new_snapshots(metadata, self.branch, self.after)
         matched = tuple(s for s in found if self.filter.passes(s))
+        kept = {s.snapshot_id for s in matched}
         head_snapshot = metadata.snapshot_for_ref(self.branch)
         head = None if head_snapshot is None else Watermark.of(head_snapshot)
         if not matched:
@@ -308,6 +311,7 @@ class SnapshotWatch:
             snapshots=matched,
             head=head,
             examined=len(found),
+            passed_over=tuple(s for s in found if s.snapshot_id not in kept),
         )
 
     def advance(self, result: PollResult) -> None:

@@ -17,14 +17,15 @@ failure on bad input) is described in :mod:`icewright.operators.base`.
 
 This package is the one import place of a DAG author: besides the operators it
 re-exports the sensor (:class:`IcebergSnapshotSensor`), the ``iceberg://`` assets
-(:func:`iceberg_asset`, :func:`watched_iceberg_asset` for event-driven DAGs) and the
-snapshot triggers, and the runner types of :mod:`icewright.actions`
-(:class:`SparkSubmitSettings`) for ``spark_settings``.
+(:func:`iceberg_asset`, :func:`watched_iceberg_asset` for event-driven DAGs), the
+snapshot triggers, :func:`triggering_snapshots` (the new snapshots named by the asset
+events that started a run, from watchers and operators alike), and the runner types of
+:mod:`icewright.actions` (:class:`SparkSubmitSettings`) for ``spark_settings``.
 """
 
 from __future__ import annotations
 
-from icewright.operators.base import IcebergBaseOperator, commit_key_for
+from icewright.operators.base import IcebergBaseOperator, commit_key_for, triggering_snapshots
 from icewright.operators.maintenance import (
     IcebergExpireSnapshotsOperator,
     IcebergRemoveOrphanFilesOperator,
@@ -60,5 +61,6 @@ __all__ = [
     "SparkSubmitSettings",
     "commit_key_for",
     "iceberg_asset",
+    "triggering_snapshots",
     "watched_iceberg_asset",
 ]

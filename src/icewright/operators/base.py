@@ -7,8 +7,23 @@ subclass's :meth:`~IcebergBaseOperator.run_action`, and turns its result into
 
 * the XCom return value: a JSON-able dict (:func:`~icewright.actions.results.to_jsonable`
   of the result, as the command's ``--json`` prints it);
-* extras on the events of its ``Asset`` outlets: ``snapshot_id``, ``sequence_number``,
-  ``operation``, ``added_records``, ``metadata_location`` (and ``table``, ``committed``).
+* the event of each of its ``Asset`` outlets: ``extra["payload"]`` is the announcement
+  of the snapshots this task committed (:func:`~icewright.actions.announce.announcement`:
+  ``table``, ``branch``, ``snapshots``, ``head``, ``metadata_location``), the same shape
+  as the payload of :class:`~icewright.providers.triggers.IcebergSnapshotEventTrigger`'s
+  events, so :func:`triggering_snapshots` reads both.
+
+One commit, one downstream run: an ``iceberg://`` outlet must name the table the
+operator writes through its own ``iceberg_conn_id`` (anything else is refused). Before
+the action runs, the operator claims its commit key in each such outlet's asset state
+store; a watcher of the same asset (:func:`~icewright.providers.triggers.
+watched_iceberg_asset`) then leaves that commit to this task's outlet event. A DAG
+scheduled on the asset runs once per commit whether the commit comes from an operator
+with the outlet, an operator without it, or outside Airflow. A try that commits no
+snapshot (a no-op, an expiry, a table that already exists) emits no ``iceberg://``
+event; a retry that finds its sequence's commit already on the table announces it (the
+earlier try did not get to). A cleared task with a pinned ``commit_key`` finds its
+snapshot too and announces it again.
 
 Exactly-once: the commit key of a snapshot-producing operator is a stable hash of the
 DAG id, task id, run id, map index and the task instance's *try sequence*
@@ -44,17 +59,26 @@ key, or are orphans that ``remove_orphan_files`` deletes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
+import re
+import sysconfig
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from icewright.actions.announce import claim, claim_key, commit_announcement, snapshots_in
 from icewright.actions.results import to_jsonable
-from icewright.errors import BAD_INPUT, IcewrightError, one_line
+from icewright.catalog import Identifier
+from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID
+from icewright.providers.assets import SCHEME, table_of
+from icewright.runners.source_context import source_context_env
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -65,17 +89,13 @@ if TYPE_CHECKING:
     from icewright.runners.store import JobSubmitted
 
 __all__ = [
-    "EVENT_EXTRA_KEYS",
     "IcebergBaseOperator",
     "commit_key_for",
-    "event_extras",
     "first_try_number",
     "one_line",
     "to_jsonable",
+    "triggering_snapshots",
 ]
-
-EVENT_EXTRA_KEYS = ("snapshot_id", "sequence_number", "operation", "added_records")
-"""Snapshot fields every asset event carries (with ``metadata_location`` and ``table``)."""
 
 
 MAX_DEFERRALS = 16
@@ -107,31 +127,63 @@ def first_try_number(max_tries: int | None, retries: int | None) -> int:
     return max(1, int(max_tries) - int(retries or 0) + 1)
 
 
-def event_extras(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The asset-event extras of a JSON-able action result."""
-    summary = result.get("summary") or {}
-    added = result.get("records_added")
-    if added is None:
-        try:
-            added = int(summary.get("added-records", 0))
-        except (TypeError, ValueError):
-            added = 0
-    return {
-        "table": result.get("table"),
-        "snapshot_id": result.get("snapshot_id"),
-        "sequence_number": result.get("sequence_number"),
-        "operation": result.get("operation"),
-        "added_records": added,
-        "metadata_location": result.get("metadata_location"),
-        "committed": bool(result.get("committed", False)),
-    }
+def triggering_snapshots(triggering_asset_events: Any) -> list[dict[str, Any]]:
+    """The new snapshots named by the asset events that started this run, each once,
+    oldest first (:func:`~icewright.actions.watch.snapshot_record` dicts).
+
+    ``triggering_asset_events`` is the task context's value of that name (a mapping of
+    asset to events) or a list of events; events of watchers and of icewright operators
+    carry the same payload (:func:`~icewright.actions.announce.snapshots_in` reads it),
+    other events name nothing::
+
+        @task
+        def react(triggering_asset_events=None):
+            for snap in triggering_snapshots(triggering_asset_events):
+                print(snap["snapshot_id"], snap["operation"], snap["added_records"])
+    """
+    events: list[Any] = []
+    if isinstance(triggering_asset_events, Mapping):
+        for value in triggering_asset_events.values():
+            events.extend(value or ())
+    elif triggering_asset_events is not None:
+        events.extend(triggering_asset_events)
+    return snapshots_in(getattr(e, "extra", e) for e in events)
+
+
+def source_module_file(source: object) -> str | None:
+    """The file of a ``"module:function"`` source's top-level module when it is one file
+    outside the installed packages (a module next to the DAG), which a ``spark-submit``
+    job is sent with (``--py-files``) so that it can import it; else None."""
+    if not isinstance(source, str) or not _TOP_LEVEL_CALLABLE.match(source):
+        return None
+    try:
+        spec = importlib.util.find_spec(source.partition(":")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.submodule_search_locations:
+        return None  # not found, or a package (give it with spark_settings py_files)
+    origin = spec.origin
+    if not origin or not origin.endswith(".py"):
+        return None
+    installed = {Path(p).resolve() for p in sysconfig.get_paths().values()}
+    if any(parent in installed for parent in Path(origin).resolve().parents):
+        return None  # the standard library or an installed package: already there
+    return origin
+
+
+_TOP_LEVEL_CALLABLE = re.compile(r"^[A-Za-z_]\w*:[A-Za-z_]\w*$")
+
+
+def _is_iceberg(outlet: object) -> bool:
+    return isinstance(outlet, Asset) and outlet.uri.lower().startswith(f"{SCHEME}://")
 
 
 class IcebergBaseOperator(BaseOperator):
     """Base of the icewright operators (not used on its own).
 
     :param iceberg_conn_id: the ``icewright`` connection (default ``icewright_default``;
-        absent: the embedded default catalog).
+        absent: the embedded default catalog). ``iceberg://`` outlets must name the same
+        connection (``iceberg_asset(table, iceberg_conn_id=...)``) and the table written.
     :param spark_conn_id: an Airflow ``spark`` connection for ``spark-submit``; with
         neither it nor ``spark_settings``, Spark runs in-process (local).
     :param spark_settings: ``spark-submit`` settings (``master``, ``conf``, ``packages``,
@@ -180,6 +232,59 @@ class IcebergBaseOperator(BaseOperator):
         self.defer_extra: dict[str, Any] = {}
         """Values the action's next call needs after a deferral (handed back in
         :attr:`resumed`)."""
+        for outlet in self.iceberg_outlets():
+            conn_id, _ = table_of(outlet)
+            if conn_id != self.outlet_conn_id:
+                raise ValidationError(
+                    f"{self.task_id}: outlet {outlet.uri} names the connection {conn_id!r}, "
+                    f"but the operator writes through iceberg_conn_id={self.outlet_conn_id!r}; "
+                    f"use iceberg_asset(table, iceberg_conn_id={self.outlet_conn_id!r})"
+                )
+
+    # --- outlets -------------------------------------------------------------------
+
+    @property
+    def outlet_conn_id(self) -> str:
+        """The connection part of this operator's ``iceberg://`` assets."""
+        return self.iceberg_conn_id or DEFAULT_CONN_ID
+
+    @property
+    def target(self) -> str | None:
+        """The table (or view) this operator writes, when it names one."""
+        table = getattr(self, "table", None)
+        return None if table is None else str(table)
+
+    def iceberg_outlets(self) -> list[Asset]:
+        """This task's ``iceberg://`` outlets."""
+        return [o for o in self.outlets or () if _is_iceberg(o)]
+
+    def check_outlets(self) -> list[Asset]:
+        """The ``iceberg://`` outlets, each naming the table this operator writes (else a
+        :class:`ValidationError`: the event would announce another table's asset)."""
+        outlets = self.iceberg_outlets()
+        target = self.target
+        if target is None:
+            return outlets
+        written = Identifier.parse(target)
+        for outlet in outlets:
+            _, table = table_of(outlet)
+            if Identifier.parse(table) != written:
+                raise ValidationError(
+                    f"outlet {outlet.uri} names the table {table}, but the operator writes "
+                    f"{written}; use iceberg_asset({str(written)!r}, "
+                    f"iceberg_conn_id={self.outlet_conn_id!r})"
+                )
+        return outlets
+
+    def claim_commit(self, context: Context, key: str, outlets: Sequence[Asset]) -> None:
+        """Claim ``key``'s snapshot in each outlet's asset state store, so the asset's
+        watcher leaves its announcement to this task's outlet event (module docstring)."""
+        stores = context.get("asset_state_store")
+        if stores is None or not outlets:
+            return
+        by = f"{self.dag_id}.{self.task_id} {context.get('run_id')}"
+        for outlet in outlets:
+            stores[outlet].set(claim_key(key), claim(key, by))
 
     # --- the parts -----------------------------------------------------------------
 
@@ -228,6 +333,10 @@ class IcebergBaseOperator(BaseOperator):
         detach = self.deferrable if detach is None else detach
         if self.uses_spark_submit:
             overrides["detach"] = bool(detach)
+            shipped = source_module_file(getattr(self, "source", None))
+            if shipped is not None:
+                py_files = [str(p) for p in overrides.get("py_files") or ()]
+                overrides["py_files"] = [*py_files, *([shipped] if shipped not in py_files else [])]
         elif detach:
             self.log.info("deferrable: Spark runs in-process (no spark-submit), so no deferral")
         self._runner = runner_for(self.spark_conn_id, log=self.log.info, **overrides)
@@ -239,11 +348,35 @@ class IcebergBaseOperator(BaseOperator):
         """Call the one action of this operator and return its result."""
         raise NotImplementedError
 
+    def hand_context(self, context: Context) -> None:
+        """Put the task values a source function may need into this process's environment
+        (:mod:`icewright.runners.source_context`): local Spark reads it here, a
+        ``spark-submit`` job inherits it."""
+        ti = context.get("ti")
+        values = {
+            "dag_id": getattr(ti, "dag_id", self.dag_id),
+            "task_id": getattr(ti, "task_id", self.task_id),
+            "run_id": context.get("run_id"),
+            "map_index": getattr(ti, "map_index", None),
+            "try_number": getattr(ti, "try_number", None),
+            "logical_date": context.get("logical_date"),
+            "ds": context.get("ds"),
+            "data_interval_start": context.get("data_interval_start"),
+            "data_interval_end": context.get("data_interval_end"),
+        }
+        os.environ.update(source_context_env({k: v for k, v in values.items() if v is not None}))
+
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the action; push its result (JSON-able) and the outlet events' extras."""
+        self.hand_context(context)
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
+        try:
+            outlets = self.check_outlets()
+        except ValidationError as e:
+            raise AirflowFailException(one_line(e)) from None
         if key is not None:
             self.log.info("commit key %s", key)
+            self.claim_commit(context, key, outlets)
         return self._act(context, key)
 
     def execute_complete(
@@ -261,8 +394,15 @@ class IcebergBaseOperator(BaseOperator):
             self.on_job_abandoned(context)
             raise IcewrightError(message)
         self.log.info("%s", message.splitlines()[0] if message else status)
+        self.hand_context(context)
         key = self.resolve_commit_key(context) if self.commits_snapshot else None
         return self._act(context, key)
+
+    @property
+    def max_deferrals(self) -> int:
+        """Deferrals one try may make (:data:`MAX_DEFERRALS`; more for an action that runs
+        a job per file group)."""
+        return MAX_DEFERRALS
 
     def on_job_abandoned(self, context: Context) -> None:
         """Called when a deferred job is lost or timed out, before the try fails."""
@@ -271,7 +411,7 @@ class IcebergBaseOperator(BaseOperator):
         from icewright.providers.job_triggers import IcebergSparkJobTrigger
 
         count = int((self.resumed or {}).get("deferrals", 0)) + 1
-        if count > MAX_DEFERRALS:
+        if count > self.max_deferrals:
             raise IcewrightError(
                 f"the action submitted a Spark job {count} times in one try; giving up "
                 f"(last: {submitted})"
@@ -303,7 +443,13 @@ class IcebergBaseOperator(BaseOperator):
             self.log.error("%s", one_line(e))
             raise
         payload = self.result_payload(result)
-        self.emit_events(context, self.extras_of(payload))
+        if self.outlets:
+            extras = self.extras_of(payload, key)
+            if not self.announces(extras):
+                # Airflow emits the events of ti.task.outlets as they are at success: a
+                # try that committed nothing leaves the iceberg:// ones out.
+                self.outlets = [o for o in self.outlets if not _is_iceberg(o)]
+            self.emit_events(context, extras)
         self.log.info("%s", self.describe(payload))
         return payload
 
@@ -314,9 +460,24 @@ class IcebergBaseOperator(BaseOperator):
             payload = {"result": payload}
         return payload
 
-    def extras_of(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """The asset-event extras of this operator's XCom value."""
-        return event_extras(payload)
+    def extras_of(self, payload: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+        """The asset-event extras of this operator's XCom value: ``{"payload": the
+        announcement of the snapshots committed with ``key``}`` (none without a key)."""
+        ids: list[int | None] = []
+        if key is not None:
+            commits = payload.get("commits") or ()
+            ids = [c.get("snapshot_id") for c in commits if isinstance(c, Mapping)]
+            ids.append(payload.get("snapshot_id"))
+        table = str(payload.get("table") or self.target)
+        branch = str(getattr(self, "branch", None) or "main")
+        return {
+            "payload": commit_announcement(table, ids, key, catalog=self.catalog, branch=branch)
+        }
+
+    def announces(self, extras: Mapping[str, Any]) -> bool:
+        """Whether ``extras`` announce a snapshot (else no ``iceberg://`` event)."""
+        payload = extras.get("payload")
+        return not isinstance(payload, Mapping) or bool(payload.get("snapshots"))
 
     def emit_events(self, context: Context, extras: Mapping[str, Any]) -> None:
         """Add ``extras`` to the event of every ``Asset`` outlet of this task."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from icewright.actions.instants import instant_ms
-from icewright.operators.base import IcebergBaseOperator, to_jsonable
+from icewright.operators.base import MAX_DEFERRALS, IcebergBaseOperator, to_jsonable
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -34,10 +34,12 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     :param partial_progress_max_commits: commit the groups in up to N commits.
     :param branch: the branch (templated).
 
-    Deferrable (``deferrable=True`` with ``spark-submit``) when the compaction has one
-    file group: its job runs detached while the task defers. With more groups the task
-    runs attached: the action runs the groups' jobs one after another, so each group
-    would cost a deferral of its own.
+    Deferrable (``deferrable=True`` with ``spark-submit``): each file group's job runs
+    detached while the task defers, one deferral per group; on each resume the action
+    runs again with the same commit key, reuses the finished groups' jobs (keyed by their
+    input files) and starts the next one. With ``partial_progress_max_commits`` every
+    commit that landed stays when a later group's job fails (the task fails; a retry
+    rewrites only the groups that did not land).
     """
 
     template_fields: Sequence[str] = ("table", "where", "branch", "commit_key")
@@ -62,12 +64,17 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         self.sort = sort
         self.partial_progress_max_commits = partial_progress_max_commits
         self.branch = branch
+        self._groups = 0
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
         """:func:`icewright.actions.rewrite`."""
         from icewright.actions import rewrite
 
-        detach = self.deferrable and self.uses_spark_submit and self._single_group()
+        if self.deferrable and self.uses_spark_submit:
+            # The first call's plan counts: later calls plan only what has not landed.
+            earlier = int((self.resumed or {}).get("groups", 0))
+            self._groups = max(earlier, self._planned_groups())
+            self.defer_extra["groups"] = self._groups
         return rewrite(
             self.table,
             catalog=self.catalog,
@@ -78,11 +85,16 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             partial_progress_max_commits=self.partial_progress_max_commits,
             branch=self.branch,
             commit_key=commit_key,
-            runner=self.make_runner(detach=detach),
+            runner=self.make_runner(),
         )
 
-    def _single_group(self) -> bool:
-        """Whether the compaction plans at most one file group (then it can defer)."""
+    @property
+    def max_deferrals(self) -> int:
+        """One deferral per file group still to rewrite, beyond the usual allowance."""
+        return MAX_DEFERRALS + self._groups
+
+    def _planned_groups(self) -> int:
+        """How many file groups the compaction plans now."""
         from icewright.actions._common import load
         from icewright.actions.rewrite import plan_groups, target_size
 
@@ -94,13 +106,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             min_input_files=self.min_input_files,
             branch=self.branch,
         )
-        if len(groups) > 1:
-            self.log.info(
-                "deferrable: the compaction has %d file groups; it runs attached (the "
-                "groups' jobs run one after another, a deferral each)",
-                len(groups),
-            )
-        return len(groups) <= 1
+        self.log.info("deferrable: %d file group(s) to rewrite, a deferral each", len(groups))
+        return len(groups)
 
 
 class IcebergExpireSnapshotsOperator(IcebergBaseOperator):

@@ -71,7 +71,12 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
         payload = to_jsonable(result)
         return {**payload, "table": payload.get("view"), "committed": True}
 
-    def extras_of(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    @property
+    def target(self) -> str | None:
+        """The view this operator publishes (its ``iceberg://`` outlets must name it)."""
+        return str(self.view)
+
+    def extras_of(self, payload: Mapping[str, Any], key: str | None) -> dict[str, Any]:
         """View events carry the view's name, version id and metadata location."""
         return {
             "view": payload.get("view"),

@@ -45,8 +45,10 @@ def _parts(table: str | tuple[str, ...]) -> tuple[str, ...]:
     return (*ident.namespace, ident.name)
 
 
-def iceberg_uri(table: str | tuple[str, ...], conn_id: str = DEFAULT_CONN_ID) -> str:
-    """``iceberg://<conn_id>/<namespace parts>/<table>`` for ``table`` (``"ns.table"``)."""
+def iceberg_uri(table: str | tuple[str, ...], iceberg_conn_id: str = DEFAULT_CONN_ID) -> str:
+    """``iceberg://<iceberg_conn_id>/<namespace parts>/<table>`` for ``table``
+    (``"ns.table"``)."""
+    conn_id = iceberg_conn_id
     if not conn_id or "/" in conn_id or "@" in conn_id or ":" in conn_id:
         raise ValidationError(f"{conn_id!r} cannot be the connection part of an iceberg:// URI")
     parts = _parts(table)
@@ -60,30 +62,37 @@ def iceberg_uri(table: str | tuple[str, ...], conn_id: str = DEFAULT_CONN_ID) ->
 
 def iceberg_asset(
     table: str | tuple[str, ...],
-    conn_id: str = DEFAULT_CONN_ID,
+    iceberg_conn_id: str = DEFAULT_CONN_ID,
     *,
     extra: dict[str, Any] | None = None,
     **asset_kwargs: Any,
 ) -> Asset:
-    """The Airflow ``Asset`` of ``table`` read through connection ``conn_id``.
+    """The Airflow ``Asset`` of ``table`` read through the connection ``iceberg_conn_id``
+    (the operators' parameter of the same name; an operator refuses an outlet of another
+    connection).
 
     Its name is the URI (unique per table and connection); ``asset_kwargs`` go to
     ``Asset`` (``group``, ``watchers``, ...).
     """
-    uri = iceberg_uri(table, conn_id)
+    uri = iceberg_uri(table, iceberg_conn_id)
     asset_kwargs.setdefault("name", uri)
     return Asset(uri=uri, extra=extra, **asset_kwargs)
 
 
 def create_asset(
-    *, table: str | None = None, conn_id: str = DEFAULT_CONN_ID, uri: str | None = None, **kw: Any
+    *,
+    table: str | None = None,
+    iceberg_conn_id: str = DEFAULT_CONN_ID,
+    uri: str | None = None,
+    **kw: Any,
 ) -> Asset:
-    """The provider's asset factory: from ``table`` (and ``conn_id``) or an ``iceberg://`` URI."""
+    """The provider's asset factory: from ``table`` (and ``iceberg_conn_id``) or an
+    ``iceberg://`` URI."""
     if uri is not None:
-        conn_id, table = table_of(uri)
+        iceberg_conn_id, table = table_of(uri)
     if table is None:
         raise ValidationError("create_asset needs table= or uri=")
-    return iceberg_asset(table, conn_id, **kw)
+    return iceberg_asset(table, iceberg_conn_id, **kw)
 
 
 def sanitize_uri(parts: SplitResult) -> SplitResult:

@@ -21,6 +21,15 @@ restarted triggerer does not announce the same snapshots again. Its kwargs canno
 * otherwise (the trigger run outside a triggerer, or an Airflow without the store), a
   small JSON file under ``$ICEWRIGHT_HOME/airflow/watermarks/``, replaced atomically.
 
+One commit, one event: a snapshot committed by an icewright operator that has the
+watched asset among its outlets is announced by that operator's outlet event, not by the
+watcher. The operator claims its commit key in the asset's state store before it
+commits (:mod:`icewright.actions.announce`); the watcher leaves claimed snapshots out of
+its events (a poll that finds only claimed ones fires nothing) and deletes the claims it
+has passed. Commits made outside Airflow, or by tasks without the outlet, carry no claim
+and are announced by the watcher. Run one watcher per asset: claims are released by the
+first watcher that passes them.
+
 The watermark is written right after an event is handed to the triggerer: a clean
 cancellation (triggerer shutdown) while the event is still being handed over leaves the
 watermark unmoved and the event is fired again after the restart, not lost; only a hard
@@ -41,12 +50,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
+from icewright.actions.announce import announcement, claimed_by
 from icewright.actions.watch import (
     DEFAULT_OPERATIONS,
     PollResult,
     SnapshotFilter,
     SnapshotWatch,
     Watermark,
+    snapshot_record,
     stable_digest,
 )
 from icewright.errors import NoSuchTable, ValidationError
@@ -55,6 +66,8 @@ from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset
+
+    from icewright.spec.snapshots import Snapshot
 
 __all__ = [
     "DEFAULT_CONN_ID",
@@ -183,7 +196,7 @@ class IcebergSnapshotTrigger(BaseTrigger):
             while True:
                 result = await asyncio.to_thread(watch.poll)
                 if result.found:
-                    yield _event(_payload("success", self.table, self.branch, result))
+                    yield _event(_payload(self.table, self.branch, result))
                     return
                 await asyncio.sleep(self.poll_interval)
         except Exception as exc:  # a trigger reports failure as an event the task raises
@@ -191,15 +204,19 @@ class IcebergSnapshotTrigger(BaseTrigger):
             yield _event({"status": "error", "table": self.table, "message": _describe(exc)})
 
 
-def _payload(status: str, table: str, branch: str, result: PollResult) -> dict[str, Any]:
-    return {
-        "status": status,
-        "table": table,
-        "branch": branch,
-        "snapshots": result.records(),
-        "head": None if result.head is None else result.head.to_json(),
-        "metadata_location": result.metadata_location,
-    }
+def _payload(
+    table: str, branch: str, result: PollResult, snapshots: Sequence[Snapshot] | None = None
+) -> dict[str, Any]:
+    """The announcement (:func:`~icewright.actions.announce.announcement`) of ``result``'s
+    snapshots (or of ``snapshots``, a part of them)."""
+    chosen = result.snapshots if snapshots is None else snapshots
+    return announcement(
+        table,
+        [snapshot_record(s) for s in chosen],
+        branch=branch,
+        head=result.head,
+        metadata_location=result.metadata_location,
+    )
 
 
 # --- durable watermarks ----------------------------------------------------------------------
@@ -213,6 +230,13 @@ class WatermarkStore(Protocol):
 
     async def set(self, value: dict[str, Any]) -> None:
         """Store ``value`` (replacing the previous one)."""
+
+    async def claimed(self, keys: Sequence[str]) -> str | None:
+        """The first of ``keys`` (:func:`~icewright.actions.announce.claimed_by`) that a
+        task claimed, to announce that snapshot itself; None when none is."""
+
+    async def release(self, key: str) -> None:
+        """Forget the claim ``key``."""
 
 
 class AssetStateWatermarks:
@@ -243,6 +267,19 @@ class AssetStateWatermarks:
         """Store ``value`` for every watched asset."""
         for accessor in self._each():
             await accessor.aset(self.key, value)
+
+    async def claimed(self, keys: Sequence[str]) -> str | None:
+        """The first of ``keys`` a task claimed on a watched asset (None: unclaimed)."""
+        for accessor in self._each():
+            for key in keys:
+                if await accessor.aget(key) is not None:
+                    return key
+        return None
+
+    async def release(self, key: str) -> None:
+        """Delete the claim ``key`` (its snapshot has been passed by the watcher)."""
+        for accessor in self._each():
+            await accessor.adelete(key)
 
 
 class FileWatermarks:
@@ -279,6 +316,13 @@ class FileWatermarks:
         """Replace the file's value."""
         await asyncio.to_thread(self._write, value)
 
+    async def claimed(self, keys: Sequence[str]) -> str | None:
+        """None: outside a triggerer no task can claim a snapshot."""
+        return None
+
+    async def release(self, key: str) -> None:
+        """Nothing to release (see :meth:`claimed`)."""
+
 
 def file_watermark_path(key: str) -> Path:
     """Where :class:`FileWatermarks` keeps the watermark ``key``."""
@@ -295,10 +339,13 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
     when the watcher first runs as already seen (only later commits fire); ``earliest``
     announces every snapshot already on the branch too. A missing table is waited for.
 
-    The event payload (the asset event's ``extra["payload"]``): ``table``, ``branch``,
-    ``snapshots`` (:func:`~icewright.actions.watch.snapshot_record` each, oldest first),
-    ``head`` and ``metadata_location``; ``status`` is ``success``. The durable watermark:
-    see the module docstring; its key is :attr:`watermark_key`.
+    The event payload (the asset event's ``extra["payload"]``) is an announcement
+    (:func:`~icewright.actions.announce.announcement`, the shape of an operator's event
+    too): ``table``, ``branch``, ``snapshots`` (:func:`~icewright.actions.watch.
+    snapshot_record` each, oldest first), ``head`` and ``metadata_location``; ``status`` is
+    ``success``. Snapshots claimed by the operator that committed them are left out (module
+    docstring). The durable watermark: see the module docstring; its key is
+    :attr:`watermark_key`.
     """
 
     def __init__(
@@ -411,16 +458,42 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
                     missing_logged = True
                 result = None
             if result is not None and result.changed:
-                if result.found:
-                    yield _event(_payload("success", self.table, self.branch, result))
+                fresh, released = await self._unclaimed(result, store)
+                if fresh:
+                    yield _event(_payload(self.table, self.branch, result, fresh))
                 watch.advance(result)
                 await store.set(self._state(watch.after, result.metadata_location))
+                for key in released:
+                    await store.release(key)
             await asyncio.sleep(self.poll_interval)
+
+    async def _unclaimed(
+        self, result: PollResult, store: WatermarkStore
+    ) -> tuple[list[Snapshot], list[str]]:
+        """The snapshots of ``result`` no task claimed (module docstring), and the claims
+        met among all its new snapshots (released once the watermark has passed them)."""
+        fresh: list[Snapshot] = []
+        released: list[str] = []
+        counted = {s.snapshot_id for s in result.snapshots}
+        for snapshot in (*result.snapshots, *result.passed_over):
+            keys = claimed_by(snapshot.summary)
+            found = await store.claimed(keys) if keys else None
+            if found is not None:
+                released.append(found)
+            elif snapshot.snapshot_id in counted:
+                fresh.append(snapshot)
+        if released:
+            self.log.info(
+                "%d new snapshot(s) of %s are announced by the tasks that committed them",
+                len(released),
+                self.table,
+            )
+        return fresh, released
 
 
 def watched_iceberg_asset(
     table: str,
-    conn_id: str = DEFAULT_CONN_ID,
+    iceberg_conn_id: str = DEFAULT_CONN_ID,
     *,
     watcher_name: str | None = None,
     branch: str = "main",
@@ -430,16 +503,19 @@ def watched_iceberg_asset(
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     start_from: str = "latest",
 ) -> Asset:
-    """``iceberg_asset(table, conn_id)`` with an :class:`IcebergSnapshotEventTrigger`
-    watcher: a DAG with ``schedule=[watched_iceberg_asset("sales.orders")]`` runs when the
-    table gets new snapshots, whoever committed them."""
+    """``iceberg_asset(table, iceberg_conn_id)`` with an
+    :class:`IcebergSnapshotEventTrigger` watcher: a DAG with
+    ``schedule=[watched_iceberg_asset("sales.orders")]`` runs once per new snapshot batch,
+    whoever committed it. An icewright operator with this asset (or the plain
+    ``iceberg_asset`` of the table) among its outlets announces its own commits; the
+    watcher then leaves them out, so each commit starts the DAG once."""
     from airflow.sdk import AssetWatcher
 
     from icewright.providers.assets import iceberg_asset
 
     trigger = IcebergSnapshotEventTrigger(
         table,
-        iceberg_conn_id=conn_id,
+        iceberg_conn_id=iceberg_conn_id,
         branch=branch,
         operations=operations,
         summary_filters=summary_filters,
@@ -448,4 +524,6 @@ def watched_iceberg_asset(
         start_from=start_from,
     )
     name = watcher_name or f"icewright-snapshots-{table}-{branch}".replace(".", "-")
-    return iceberg_asset(table, conn_id, watchers=[AssetWatcher(name=name, trigger=trigger)])
+    return iceberg_asset(
+        table, iceberg_conn_id, watchers=[AssetWatcher(name=name, trigger=trigger)]
+    )

@@ -78,4 +78,17 @@ with DAG(
         table="ns.bad_schema",
         schema="id lng, name",
     )
-    setup >> [missing_connection, unknown_table, malformed_predicate, malformed_schema]
+    outlet_of_another_table = IcebergAppendOperator(
+        task_id="outlet_of_another_table",
+        iceberg_conn_id="lake",
+        table="ns.good",
+        source="sql:SELECT 1L AS id",
+        outlets=[iceberg_asset("ns.other", "lake")],
+    )
+    setup >> [
+        missing_connection,
+        unknown_table,
+        malformed_predicate,
+        malformed_schema,
+        outlet_of_another_table,
+    ]

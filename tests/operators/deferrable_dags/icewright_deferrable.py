@@ -1,4 +1,6 @@
-"""Test DAG for the deferrable append (not an example): spark-submit in local[1], tiny data."""
+"""Test DAGs for the deferrable operators (not examples): spark-submit in local[1], tiny
+data. ``icewright_deferrable_rewrite``: ``ns.compact`` compacts fully, ``ns.broken`` has
+a group whose job fails (the test removes one of its files)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,11 @@ import datetime as dt
 
 from airflow.sdk import DAG
 
-from icewright.operators import IcebergAppendOperator, IcebergCreateTableOperator
+from icewright.operators import (
+    IcebergAppendOperator,
+    IcebergCreateTableOperator,
+    IcebergRewriteDataFilesOperator,
+)
 from icewright.providers.assets import iceberg_asset
 
 TABLE = "ns.deferred"
@@ -53,3 +59,21 @@ with DAG(
         spark_settings=SPARK,
     )
     append >> from_source
+
+with DAG(
+    dag_id="icewright_deferrable_rewrite",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+):
+    for table in ("ns.compact", "ns.broken"):
+        IcebergRewriteDataFilesOperator(
+            task_id=table.replace("ns.", "rewrite_"),
+            iceberg_conn_id="lake",
+            table=table,
+            min_input_files=3,
+            partial_progress_max_commits=3,
+            deferrable=True,
+            poll_interval=1,
+            spark_settings=SPARK,
+            retries=0,
+        )

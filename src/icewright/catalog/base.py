@@ -373,6 +373,26 @@ class Catalog(ABC):
         new = new.with_previous_metadata(base_metadata_location, base.last_updated_ms)
         return new, self.commit_table(identifier, base_metadata_location, new)
 
+    @property
+    def supports_transactions(self) -> bool:
+        """Whether :meth:`commit_transaction` can commit several tables atomically."""
+        return False
+
+    def commit_transaction(self, changes: Sequence[tuple[IdentifierLike, TableChanges]]) -> None:
+        """Commit the changes of several tables as one: all of them apply, or none.
+
+        Each table's requirements are checked on its current metadata by the catalog.
+        Raises ``CommitFailed`` (a requirement failed; nothing applied),
+        ``CommitStateUnknown`` (the outcome is unknown), ``NoSuchTable`` or
+        ``ValidationError``. Catalogs that swap one pointer per table cannot do this
+        atomically and raise ``ValidationError`` (see :attr:`supports_transactions`).
+        """
+        raise ValidationError(
+            f"catalog {self.name!r} ({type(self).__name__}) cannot commit several tables "
+            "atomically; use a REST catalog whose server offers "
+            "POST /v1/{prefix}/transactions/commit, or commit the tables one by one"
+        )
+
     # --- views ---------------------------------------------------------------
 
     @abstractmethod

@@ -26,7 +26,7 @@ for that table's FileIO.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from icewright.catalog.base import (
@@ -106,6 +106,7 @@ _TABLES = _NS1 + "/tables"
 _TABLE = _TABLES + "/{table}"
 _VIEWS = _NS1 + "/views"
 _VIEW = _VIEWS + "/{view}"
+_TRANSACTIONS = "POST /v1/{prefix}/transactions/commit"
 
 
 def _ms(props: Mapping[str, str], key: str, default_ms: int) -> float:
@@ -498,6 +499,33 @@ class RestCatalog(Catalog):
         result = self._call("POST " + _TABLE, self._table_path(ident), COMMIT, body=body).json()
         table = self._table(ident, result)
         return table.metadata, table.metadata_location
+
+    @property
+    def supports_transactions(self) -> bool:
+        """Whether the server advertised ``POST /v1/{prefix}/transactions/commit``."""
+        return self.supports(_TRANSACTIONS)
+
+    def commit_transaction(self, changes: Sequence[tuple[IdentifierLike, TableChanges]]) -> None:
+        """Send the changes of several tables in one ``transactions/commit`` request;
+        the server applies all of them or none (409: a requirement failed)."""
+        if not changes:
+            raise ValidationError("a transaction needs the changes of at least one table")
+        idents = [Identifier.parse(ident) for ident, _ in changes]
+        if len({i.levels for i in idents}) != len(idents):
+            raise ValidationError("a transaction names a table twice; merge its changes first")
+        if not self.supports_transactions:
+            raise ValidationError(
+                f"the REST catalog at {self._uri} does not offer {_TRANSACTIONS} (not in the "
+                "endpoints its /v1/config advertises); commit the tables one by one"
+            )
+        for ident in idents:
+            self._forget(ident)
+        body = {
+            "table-changes": [
+                self._commit_body(ident, c) for ident, (_, c) in zip(idents, changes, strict=True)
+            ]
+        }
+        self._call(_TRANSACTIONS, "transactions/commit", COMMIT, body=body)
 
     def commit_table(
         self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata

@@ -374,6 +374,29 @@ class Catalog(ABC):
         return new, self.commit_table(identifier, base_metadata_location, new)
 
     @property
+    def supports_staged_create(self) -> bool:
+        """Whether :meth:`stage_create_table` can stage a table without creating it."""
+        return False
+
+    def stage_create_table(  # noqa: PLR0917 - same order as create_table
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        format_version: int = 2,
+    ) -> Table:
+        """The first metadata of a table, chosen by the catalog but not created: a
+        handle (``metadata_location`` empty) whose writes are committed together with
+        the creation by :meth:`create_table_from_metadata`. ``ValidationError`` where
+        the catalog cannot stage (see :attr:`supports_staged_create`)."""
+        raise ValidationError(
+            f"catalog {self.name!r} ({type(self).__name__}) cannot stage a table creation"
+        )
+
+    @property
     def supports_transactions(self) -> bool:
         """Whether :meth:`commit_transaction` can commit several tables atomically."""
         return False

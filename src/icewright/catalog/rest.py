@@ -312,6 +312,21 @@ class RestCatalog(Catalog):
         format_version: int = 2,
     ) -> Table:
         """Create a table; the server chooses its location unless ``location`` is given."""
+        args = (identifier, schema, partition_spec, sort_order, location, properties)
+        return self._create(*args, format_version, stage=False)
+
+    def _create(  # noqa: PLR0917 - create_table's order
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec,
+        sort_order: SortOrder,
+        location: str | None,
+        properties: Mapping[str, str] | None,
+        format_version: int,
+        *,
+        stage: bool,
+    ) -> Table:
         ident = Identifier.parse(identifier)
         check_table_properties(properties)
         props = check_properties(properties, "table property")
@@ -322,7 +337,7 @@ class RestCatalog(Catalog):
             "partition-spec": partition_spec.to_json(),
             "write-order": sort_order.to_json(),
             "properties": props,
-            "stage-create": False,
+            "stage-create": stage,
         }
         if location is not None:
             body["location"] = self._table_location(ident, location)
@@ -333,6 +348,27 @@ class RestCatalog(Catalog):
             body=body,
         ).json()
         return self._table(ident, result)
+
+    @property
+    def supports_staged_create(self) -> bool:
+        """REST creates tables with ``stage-create``: always offered with table creation."""
+        return self.supports("POST " + _TABLES) and self.supports("POST " + _TABLE)
+
+    def stage_create_table(  # noqa: PLR0917 - the catalog API's positional order
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        format_version: int = 2,
+    ) -> Table:
+        """A create request with ``stage-create: true``: the server answers the table's
+        first metadata (location, uuid, fresh ids) and creates nothing. Commit it, with
+        the writes made on it, through :meth:`create_table_from_metadata`."""
+        args = (identifier, schema, partition_spec, sort_order, location, properties)
+        return self._create(*args, format_version, stage=True)
 
     def default_table_location(self, identifier: IdentifierLike) -> str:
         """Where the server would put the table: asked with a staged create, which
@@ -520,11 +556,8 @@ class RestCatalog(Catalog):
             )
         for ident in idents:
             self._forget(ident)
-        body = {
-            "table-changes": [
-                self._commit_body(ident, c) for ident, (_, c) in zip(idents, changes, strict=True)
-            ]
-        }
+        bodies = [self._commit_body(i, c) for i, (_, c) in zip(idents, changes, strict=True)]
+        body = {"table-changes": bodies}
         self._call(_TRANSACTIONS, "transactions/commit", COMMIT, body=body)
 
     def commit_table(

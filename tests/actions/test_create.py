@@ -4,18 +4,23 @@ table for the resumed call; a failed write drops only a table the creation made.
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from icewright.actions import SparkSubmitRunner, SparkSubmitSettings, create
 from icewright.actions.create import finish_create, start_create
-from icewright.catalog import SqlCatalog
+from icewright.catalog import Catalog, SqlCatalog
 from icewright.errors import IcewrightError
 from icewright.runners.detached import process_alive
+from icewright.runners.local import LocalRunner
 from icewright.runners.store import JobSubmitted
+from icewright.scan import plan_files
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField
+from tests.support.rest import RestServer
 
 SCHEMA = Schema(NestedField(1, "id", LongType()))
 SOURCE = "sql:SELECT id FROM range(3)"
@@ -74,3 +79,52 @@ def test_a_failed_write_drops_only_a_table_the_creation_made(
 
     kept = start_create("db.kept", catalog=catalog, schema=SCHEMA, if_not_exists=True)
     assert not kept.result.committed and not kept.made
+
+
+def _rest(server: RestServer) -> Catalog:
+    catalog = server.catalog(warehouse=f"c{uuid.uuid4().hex[:12]}")
+    catalog.create_namespace("db")
+    return catalog
+
+
+def test_rest_create_from_source_is_one_commit(rest_server: RestServer, spark: Any) -> None:
+    catalog = _rest(rest_server)
+    rest_server.clear_requests()
+    result = create("db.t", catalog=catalog, source=SOURCE, runner=LocalRunner(spark))
+    prefix = catalog.properties["prefix"]
+    posts = [r for r in rest_server.requests() if r.startswith("POST")]
+    # staged (creates nothing), then assert-create + the table's updates + add-snapshot
+    assert posts == [
+        f"POST /v1/{prefix}/namespaces/db/tables 200",
+        f"POST /v1/{prefix}/namespaces/db/tables/t 200",
+    ]
+    table = catalog.load_table("db.t")
+    assert result.committed and result.snapshot_id == table.metadata.current_snapshot_id
+    assert len(table.metadata.snapshots) == 1
+    assert sum(t.data_file.record_count for t in plan_files(table)) == 3
+
+
+def test_rest_failed_write_leaves_no_table(rest_server: RestServer, tmp_path: Path) -> None:
+    catalog = _rest(rest_server)
+    with pytest.raises(IcewrightError):
+        create(
+            "db.t",
+            catalog=catalog,
+            schema=SCHEMA,
+            source=SOURCE,
+            runner=_vanishing_runner(tmp_path, detach=False),
+        )
+    assert not catalog.table_exists("db.t")
+    assert catalog.list_tables("db") == []
+    # A detached job creates the (empty) table, for finish_create to resume.
+    with pytest.raises(JobSubmitted) as first:
+        create(
+            "db.d",
+            catalog=catalog,
+            schema=SCHEMA,
+            source=SOURCE,
+            runner=_vanishing_runner(tmp_path),
+            commit_key="k",
+        )
+    _wait_gone(first.value)
+    assert catalog.load_table("db.d").metadata.current_snapshot() is None

@@ -44,7 +44,7 @@ def test_config_handshake(rest_server: RestServer) -> None:
     # prefix from the server's overrides, defaults merged under the client's properties
     assert catalog.properties["icewright.rest.test-default"] == "from-server"
     assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}" in catalog.endpoints
-    assert "POST /v1/{prefix}/transactions/commit" not in catalog.endpoints
+    assert "POST /v1/{prefix}/transactions/commit" in catalog.endpoints
     client_wins = rest_server.catalog(**{"icewright.rest.test-default": "mine"})
     assert client_wins.properties["icewright.rest.test-default"] == "mine"
 

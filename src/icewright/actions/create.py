@@ -15,11 +15,14 @@ from icewright.actions._common import (
     resolve_catalog,
     runner_or_default,
 )
-from icewright.actions.append import append
+from icewright.actions.append import append, commit_written, delete_paths, keyed
 from icewright.actions.results import ActionResult
 from icewright.commit import create_or_replace_table, create_table, drop_table
-from icewright.errors import TableAlreadyExists, ValidationError
-from icewright.runners.store import JobSubmitted
+from icewright.commit.append import FastAppend
+from icewright.commit.table_ops import order_of, spec_of
+from icewright.commit.update import CommitResult
+from icewright.errors import CommitStateUnknown, IcewrightError, TableAlreadyExists, ValidationError
+from icewright.runners.store import JobSubmitted, forget_job, job_key
 
 if TYPE_CHECKING:
     from icewright.catalog import Catalog, Identifier, Table
@@ -62,6 +65,9 @@ def create(
     it). If that write fails, a table this call created is dropped again; a replaced
     table stays replaced and empty. A caller whose runner detaches the job calls the two
     steps itself and resumes with :func:`finish_create` (as the deferrable operator does).
+    On a catalog that stages creates (REST), a new table from a source is one commit
+    instead: staged, written, then created with its first snapshot, so a failed write
+    leaves no table behind.
     """
     if schema is None and source is None:
         raise ValidationError("create needs a schema or a source to derive it from")
@@ -71,9 +77,25 @@ def create(
         assert jobs is not None and source is not None
         with plan.phase("plan"):
             schema = jobs.source_schema(source)
+    cat = resolve_catalog(catalog)
+    ident = identifier(table)
+    if (
+        source is not None
+        and jobs is not None
+        and not or_replace
+        and cat.supports_staged_create
+        and not cat.table_exists(ident)
+    ):
+        # REST: stage the table, write, and create it with its first snapshot in one
+        # commit, so a failed write leaves no empty table behind.
+        spec_and_order = (spec_of(schema, partition_by), order_of(schema, sort_by))
+        staged = cat.stage_create_table(
+            ident, schema, *spec_and_order, location, properties, format_version
+        )
+        return _write_staged(staged, source, jobs, commit_key, plan)
     started = start_create(
         table,
-        catalog=catalog,
+        catalog=cat,
         schema=schema,
         partition_by=partition_by,
         sort_by=sort_by,
@@ -89,7 +111,7 @@ def create(
     return finish_create(
         table,
         source,
-        catalog=catalog,
+        catalog=cat,
         made=started.made,
         commit_key=commit_key,
         runner=jobs,
@@ -220,3 +242,45 @@ def _result(table: Table, *, committed: bool, timer: Timer) -> ActionResult:
         summary=dict(snapshot.summary or {}) if snapshot is not None else {},
         timings=timer.done(),
     )
+
+
+def _write_staged(
+    staged: Table, source: Source, jobs: Runner, commit_key: str | None, plan: Timer
+) -> ActionResult:
+    """Write ``source`` on a staged table and create the table with its first snapshot
+    (assert-create and every update that builds it, then add-snapshot) in one commit.
+
+    A job the runner detaches creates the table first (empty, as :func:`start_create`
+    would), so that :func:`finish_create` resumes it with the same commit key.
+    """
+    cat = staged.catalog
+    key = job_key(commit_key, "append")
+    try:
+        with plan.phase("write"):
+            written = jobs.write(staged.metadata, staged.io, source, **keyed(key))
+    except JobSubmitted:
+        cat.create_table_from_metadata(staged.identifier, staged.metadata)
+        raise
+    files = written.data_files
+
+    def commit() -> CommitResult:
+        update = FastAppend(staged, files, commit_key=commit_key)
+        new = update.apply(staged.metadata)
+        try:
+            created = cat.create_table_from_metadata(staged.identifier, new)
+        except CommitStateUnknown:
+            raise
+        except IcewrightError:
+            delete_paths(staged.io, update.files_written())
+            raise
+        snapshot = update.result_snapshot(created.metadata)
+        return CommitResult.for_snapshot(created, snapshot, committed=True)
+
+    with plan.phase("commit"):
+        result = commit_written(
+            staged.io,
+            files,
+            commit,
+            forget=lambda: forget_job(jobs, staged.metadata, staged.io, key),
+        )
+    return ActionResult.from_commit(result, plan.done())

@@ -373,6 +373,49 @@ class Catalog(ABC):
         new = new.with_previous_metadata(base_metadata_location, base.last_updated_ms)
         return new, self.commit_table(identifier, base_metadata_location, new)
 
+    @property
+    def supports_staged_create(self) -> bool:
+        """Whether :meth:`stage_create_table` can stage a table without creating it."""
+        return False
+
+    def stage_create_table(  # noqa: PLR0917 - same order as create_table
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        format_version: int = 2,
+    ) -> Table:
+        """The first metadata of a table, chosen by the catalog but not created: a
+        handle (``metadata_location`` empty) whose writes are committed together with
+        the creation by :meth:`create_table_from_metadata`. ``ValidationError`` where
+        the catalog cannot stage (see :attr:`supports_staged_create`)."""
+        raise ValidationError(
+            f"catalog {self.name!r} ({type(self).__name__}) cannot stage a table creation"
+        )
+
+    @property
+    def supports_transactions(self) -> bool:
+        """Whether :meth:`commit_transaction` can commit several tables atomically."""
+        return False
+
+    def commit_transaction(self, changes: Sequence[tuple[IdentifierLike, TableChanges]]) -> None:
+        """Commit the changes of several tables as one: all of them apply, or none.
+
+        Each table's requirements are checked on its current metadata by the catalog.
+        Raises ``CommitFailed`` (a requirement failed; nothing applied),
+        ``CommitStateUnknown`` (the outcome is unknown), ``NoSuchTable`` or
+        ``ValidationError``. Catalogs that swap one pointer per table cannot do this
+        atomically and raise ``ValidationError`` (see :attr:`supports_transactions`).
+        """
+        raise ValidationError(
+            f"catalog {self.name!r} ({type(self).__name__}) cannot commit several tables "
+            "atomically; use a REST catalog whose server offers "
+            "POST /v1/{prefix}/transactions/commit, or commit the tables one by one"
+        )
+
     # --- views ---------------------------------------------------------------
 
     @abstractmethod

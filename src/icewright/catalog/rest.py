@@ -26,7 +26,7 @@ for that table's FileIO.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from icewright.catalog.base import (
@@ -106,6 +106,7 @@ _TABLES = _NS1 + "/tables"
 _TABLE = _TABLES + "/{table}"
 _VIEWS = _NS1 + "/views"
 _VIEW = _VIEWS + "/{view}"
+_TRANSACTIONS = "POST /v1/{prefix}/transactions/commit"
 
 
 def _ms(props: Mapping[str, str], key: str, default_ms: int) -> float:
@@ -311,6 +312,21 @@ class RestCatalog(Catalog):
         format_version: int = 2,
     ) -> Table:
         """Create a table; the server chooses its location unless ``location`` is given."""
+        args = (identifier, schema, partition_spec, sort_order, location, properties)
+        return self._create(*args, format_version, stage=False)
+
+    def _create(  # noqa: PLR0917 - create_table's order
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec,
+        sort_order: SortOrder,
+        location: str | None,
+        properties: Mapping[str, str] | None,
+        format_version: int,
+        *,
+        stage: bool,
+    ) -> Table:
         ident = Identifier.parse(identifier)
         check_table_properties(properties)
         props = check_properties(properties, "table property")
@@ -321,7 +337,7 @@ class RestCatalog(Catalog):
             "partition-spec": partition_spec.to_json(),
             "write-order": sort_order.to_json(),
             "properties": props,
-            "stage-create": False,
+            "stage-create": stage,
         }
         if location is not None:
             body["location"] = self._table_location(ident, location)
@@ -332,6 +348,27 @@ class RestCatalog(Catalog):
             body=body,
         ).json()
         return self._table(ident, result)
+
+    @property
+    def supports_staged_create(self) -> bool:
+        """REST creates tables with ``stage-create``: always offered with table creation."""
+        return self.supports("POST " + _TABLES) and self.supports("POST " + _TABLE)
+
+    def stage_create_table(  # noqa: PLR0917 - the catalog API's positional order
+        self,
+        identifier: IdentifierLike,
+        schema: Schema,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        format_version: int = 2,
+    ) -> Table:
+        """A create request with ``stage-create: true``: the server answers the table's
+        first metadata (location, uuid, fresh ids) and creates nothing. Commit it, with
+        the writes made on it, through :meth:`create_table_from_metadata`."""
+        args = (identifier, schema, partition_spec, sort_order, location, properties)
+        return self._create(*args, format_version, stage=True)
 
     def default_table_location(self, identifier: IdentifierLike) -> str:
         """Where the server would put the table: asked with a staged create, which
@@ -498,6 +535,30 @@ class RestCatalog(Catalog):
         result = self._call("POST " + _TABLE, self._table_path(ident), COMMIT, body=body).json()
         table = self._table(ident, result)
         return table.metadata, table.metadata_location
+
+    @property
+    def supports_transactions(self) -> bool:
+        """Whether the server advertised ``POST /v1/{prefix}/transactions/commit``."""
+        return self.supports(_TRANSACTIONS)
+
+    def commit_transaction(self, changes: Sequence[tuple[IdentifierLike, TableChanges]]) -> None:
+        """Send the changes of several tables in one ``transactions/commit`` request;
+        the server applies all of them or none (409: a requirement failed)."""
+        if not changes:
+            raise ValidationError("a transaction needs the changes of at least one table")
+        idents = [Identifier.parse(ident) for ident, _ in changes]
+        if len({i.levels for i in idents}) != len(idents):
+            raise ValidationError("a transaction names a table twice; merge its changes first")
+        if not self.supports_transactions:
+            raise ValidationError(
+                f"the REST catalog at {self._uri} does not offer {_TRANSACTIONS} (not in the "
+                "endpoints its /v1/config advertises); commit the tables one by one"
+            )
+        for ident in idents:
+            self._forget(ident)
+        bodies = [self._commit_body(i, c) for i, (_, c) in zip(idents, changes, strict=True)]
+        body = {"table-changes": bodies}
+        self._call(_TRANSACTIONS, "transactions/commit", COMMIT, body=body)
 
     def commit_table(
         self, identifier: IdentifierLike, base_metadata_location: str, new_metadata: TableMetadata

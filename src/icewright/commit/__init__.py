@@ -18,7 +18,8 @@ Data: :func:`fast_append`, :func:`append` (:class:`MergeAppend`), :func:`overwri
 :func:`remove_orphan_files`. Metadata: :func:`update_schema` (:class:`UpdateSchema`),
 :class:`UpdatePartitionSpec`, :class:`ReplaceSortOrder`, :class:`UpdateProperties`,
 :class:`ManageSnapshots` (branches, tags, rollback, cherry-pick, write-audit-publish),
-:class:`Transaction` (several updates in one commit). Tables: :func:`create_table`,
+:class:`Transaction` (several updates in one commit), :func:`commit_tables` (several
+tables in one catalog transaction). Tables: :func:`create_table`,
 :func:`create_or_replace_table`, :func:`register_table`, :func:`drop_table`. Views:
 :func:`create_view`, :func:`replace_view`, :func:`drop_view`.
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from icewright.commit.delete import DeleteFiles, delete_files
     from icewright.commit.expire import ExpireResult, ExpireSnapshots, expire_snapshots
     from icewright.commit.merge_append import MergeAppend, append
+    from icewright.commit.multi_table import commit_tables
     from icewright.commit.orphans import OrphanResult, remove_orphan_files
     from icewright.commit.overwrite import (
         IsolationLevel,
@@ -73,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "CommitResult": "update",
     "PendingUpdate": "update",
     "commit_updates": "update",
+    "commit_tables": "multi_table",
     # data operations
     "FastAppend": "append",
     "fast_append": "append",
@@ -139,6 +142,7 @@ __all__ = [
     "UpdateSchema",
     "UpgradeFormatVersion",
     "append",
+    "commit_tables",
     "commit_updates",
     "create_or_replace_table",
     "create_table",

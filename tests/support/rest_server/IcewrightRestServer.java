@@ -12,11 +12,15 @@
 //       org.apache.iceberg.rest.IcewrightRestServer <warehouse> [--oauth id:secret] \
 //       [--prefix default-prefix] [--token-ttl seconds]
 //
+// It is a test server: commits are made atomic by one server-wide lock (every table
+// commit and every multi-table transaction takes it), which a production catalog would
+// do with its own storage's transactions.
+//
 // Prints "READY <open port> <oauth port>" once listening on 127.0.0.1; the second port
 // checks OAuth2 bearer tokens (issued by its /v1/oauth/tokens). Exits when stdin closes.
 // Each prefix is its own catalog: GET /v1/config?warehouse=<name> answers prefix=<name>. Test hooks (no auth):
 //   POST /_test/faults   {"commit-status-after": 503, "drop-after-commit": 1, "count": n,
-//                         "fail-commits": n}   set the faults for the next n table commits
+//                         "fail-commits": n}   set the faults for the next n table commits/transactions
 //   GET  /_test/requests the request log ("METHOD path status" lines); DELETE clears it
 package org.apache.iceberg.rest;
 
@@ -48,6 +52,13 @@ import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.hadoop.HadoopFileIO;
 import org.apache.iceberg.inmemory.InMemoryCatalog;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.MetadataUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.UpdateRequirement;
+import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
 import org.apache.iceberg.rest.requests.CreateViewRequest;
@@ -75,6 +86,10 @@ public class IcewrightRestServer {
   private int securedPort = -1;
   private final Map<String, Long> tokens = new ConcurrentHashMap<>(); // token -> expiry (ms)
   private final List<String> requestLog = new ArrayList<>();
+
+  // Taken by every table commit and transaction: InMemoryCatalog swaps one table at a
+  // time, so this lock is what makes a transaction all-or-nothing on this test server.
+  private final Object commitLock = new Object();
 
   // faults for the next table commits
   private int faultCount = 0;
@@ -370,6 +385,7 @@ public class IcewrightRestServer {
           "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
           "POST /v1/{prefix}/namespaces/{namespace}/register",
           "POST /v1/{prefix}/tables/rename",
+          "POST /v1/{prefix}/transactions/commit",
           "GET /v1/{prefix}/namespaces/{namespace}/views",
           "POST /v1/{prefix}/namespaces/{namespace}/views",
           "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
@@ -410,6 +426,13 @@ public class IcewrightRestServer {
     }
     if (p.length == 2 && p[0].equals("tables") && p[1].equals("rename") && method.equals("POST")) {
       CatalogHandlers.renameTable(catalog, read(body, RenameTableRequest.class));
+      return null;
+    }
+    if (p.length == 2
+        && p[0].equals("transactions")
+        && p[1].equals("commit")
+        && method.equals("POST")) {
+      commitTransaction(catalog, read(body, CommitTransactionRequest.class));
       return null;
     }
     if (p.length == 2 && p[0].equals("views") && p[1].equals("rename") && method.equals("POST")) {
@@ -550,13 +573,63 @@ public class IcewrightRestServer {
     if (fault == 409) {
       throw new CommitFailedException("injected conflict (test fault)");
     }
-    LoadTableResponse response = CatalogHandlers.updateTable(catalog, ident, request);
+    LoadTableResponse response;
+    synchronized (commitLock) {
+      response = CatalogHandlers.updateTable(catalog, ident, request);
+    }
     if (fault == -1) {
       throw new DropConnection();
     } else if (fault != 0) {
       throw new Injected(fault, "injected status " + fault + " after applying the commit");
     }
     return response;
+  }
+
+  /**
+   * A multi-table commit: every table's requirements are checked and its new metadata built
+   * (as CatalogHandlers.updateTable builds it) before any table is swapped, all under the
+   * commit lock, so either every table moves or none does (409 on a failed requirement).
+   */
+  private void commitTransaction(InMemoryCatalog catalog, CommitTransactionRequest request) {
+    int fault = takeCommitFault();
+    if (fault == 409) {
+      throw new CommitFailedException("injected conflict (test fault)");
+    }
+    synchronized (commitLock) {
+      List<TableOperations> ops = new ArrayList<>();
+      List<TableMetadata> bases = new ArrayList<>();
+      List<TableMetadata> updated = new ArrayList<>();
+      java.util.Set<TableIdentifier> seen = new java.util.HashSet<>();
+      for (UpdateTableRequest change : request.tableChanges()) {
+        TableIdentifier ident = change.identifier();
+        if (!seen.add(ident)) {
+          throw new IllegalArgumentException("table " + ident + " appears twice in the transaction");
+        }
+        Table table = catalog.loadTable(ident);
+        TableOperations tableOps = ((BaseTable) table).operations();
+        TableMetadata base = tableOps.current();
+        for (UpdateRequirement requirement : change.requirements()) {
+          requirement.validate(base); // CommitFailedException: 409, nothing applied
+        }
+        TableMetadata.Builder builder = TableMetadata.buildFrom(base);
+        for (MetadataUpdate update : change.updates()) {
+          update.applyTo(builder);
+        }
+        ops.add(tableOps);
+        bases.add(base);
+        updated.add(builder.build());
+      }
+      for (int i = 0; i < ops.size(); i++) {
+        if (!updated.get(i).changes().isEmpty()) {
+          ops.get(i).commit(bases.get(i), updated.get(i));
+        }
+      }
+    }
+    if (fault == -1) {
+      throw new DropConnection();
+    } else if (fault != 0) {
+      throw new Injected(fault, "injected status " + fault + " after applying the commit");
+    }
   }
 
   private static String etag(String metadataLocation) {

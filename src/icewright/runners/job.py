@@ -200,6 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         spark = session()
+        # The runner learns the application id from this line (Spark's own log, which
+        # also names it, is quiet by default).
+        print(f"icewright job: application {spark.sparkContext.applicationId}", flush=True)
         status, result = run_job(spark, spec)
         if status == "ok":
             doc = js.ok_document(

@@ -113,9 +113,21 @@ def _delete(table: Any, paths: list[str]) -> None:
             table.io.delete(path)
 
 
+def _connect(spec: dict[str, Any]) -> Catalog:
+    """The catalog, opened again while the fault injector drops its connections (opening
+    reads the database's tables, so it can fail like any other statement)."""
+    for _ in range(50):
+        try:
+            return catalog_of(spec)
+        except Exception as e:
+            print(f"connect: {type(e).__name__}: {e}"[:300], file=sys.stderr, flush=True)
+            time.sleep(random.uniform(0.05, 0.2))
+    return catalog_of(spec)
+
+
 def run_writer(spec: dict[str, Any], writer: int, commits: int, out: str) -> None:
     races = _counting()
-    catalog = catalog_of(spec)
+    catalog = _connect(spec)
     reruns = 0
     errors: dict[str, int] = {}
     for i in range(commits):
@@ -166,7 +178,7 @@ def _small_files(table: Any) -> tuple[int, list[Any]] | None:
 
 
 def run_compaction(spec: dict[str, Any], stop: str, out: str) -> None:
-    catalog = catalog_of(spec)
+    catalog = _connect(spec)
     done = failed = 0
     while not os.path.exists(stop):
         time.sleep(0.1)
@@ -195,7 +207,7 @@ def run_compaction(spec: dict[str, Any], stop: str, out: str) -> None:
 
 
 def run_expire(spec: dict[str, Any], stop: str, out: str) -> None:
-    catalog = catalog_of(spec)
+    catalog = _connect(spec)
     expired = failed = 0
     while not os.path.exists(stop):
         time.sleep(0.2)
@@ -209,7 +221,7 @@ def run_expire(spec: dict[str, Any], stop: str, out: str) -> None:
 
 
 def run_orphans(spec: dict[str, Any], stop: str, out: str, window_ms: int) -> None:
-    catalog = catalog_of(spec)
+    catalog = _connect(spec)
     deleted = runs = failed = 0
     while not os.path.exists(stop):
         time.sleep(0.15)
@@ -303,12 +315,17 @@ def torture_kind(
 
     start = time.monotonic()
     running = {w: writer(w) for w in range(args.writers)}
-    kills = 0
+    kills = crashes = 0
     while running:
         time.sleep(rng.uniform(0.2, 1.0))
         for w, proc in list(running.items()):
-            if proc.poll() is not None:
-                del running[w]
+            code = proc.poll()
+            if code is None:
+                continue
+            del running[w]
+            if code != 0 and crashes < 10 * args.writers:
+                crashes += 1  # a task that failed is retried, as an orchestrator would
+                running[w] = writer(w)
         if kills < args.kills and running:
             w = rng.choice(sorted(running))
             running[w].send_signal(signal.SIGKILL)  # at a random point of its task
@@ -362,6 +379,7 @@ def torture_kind(
         "retries": sum(int(x.get("retries", 0)) for x in writers),
         "reruns": sum(int(x.get("reruns", 0)) for x in writers),
         "kills": kills,
+        "crashes": crashes,
         "pg_kills": pg_kills[0],
         "s3_refused": 0 if s3 is None else s3.failed_puts,
         "compactions": int(_read(work / "c").get("compactions", 0)),

@@ -41,6 +41,7 @@ from tests.support.airflow import (
     dags_test,
     explain,
     make_airflow_home,
+    scheduler_loop,
 )
 
 pytestmark = pytest.mark.slow
@@ -300,8 +301,11 @@ def event_home(tmp_path: Path) -> Iterator[tuple[AirflowHome, dict[str, str], Pa
     )
     # Parse the DAG; one scheduler loop marks its assets active; parsing again stores the
     # watcher's trigger (Airflow stores watchers only for active assets of unpaused DAGs).
-    for args in (("dags", "reserialize"), ("scheduler", "-n", "1", "-s"), ("dags", "reserialize")):
-        done = airflow(*args, env=env, timeout=600)
+    for step in ("reserialize", "schedule", "reserialize"):
+        if step == "schedule":
+            done = scheduler_loop(env)
+        else:
+            done = airflow("dags", "reserialize", env=env, timeout=600)
         assert done.returncode == 0, explain(done)
     yield home, env, iw
     shutil.rmtree(tmp_path / "airflow", ignore_errors=True)
@@ -431,7 +435,7 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
         return [k for (k,) in rows]
 
     def schedule_and_count_runs() -> list[tuple[str, int]]:
-        done = airflow("scheduler", "-n", "1", "-s", env=env, timeout=600)
+        done = scheduler_loop(env)
         assert done.returncode == 0, explain(done)
         return query(
             db,

@@ -26,6 +26,7 @@ from typing import Any
 
 from icewright.errors import InvalidMetadata, NoSuchFile, UnsupportedFormatVersion, ValidationError
 from icewright.io import FileIO
+from icewright.spec.documents import loads_keeping_texts
 from icewright.spec.properties import read_property
 from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.view_metadata import ViewMetadata
@@ -158,7 +159,12 @@ def read_metadata_document(io: FileIO, path: str) -> dict[str, Any]:
 def _document(raw: bytes, path: str) -> dict[str, Any]:
     data = decode_metadata_bytes(raw, path)
     try:
-        document = json.loads(data)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            document = json.loads(data)  # UTF-16 or -32, which JSON allows
+        else:
+            document = loads_keeping_texts(text, "snapshots")
     except (UnicodeDecodeError, ValueError) as e:
         raise InvalidMetadata(f"metadata file {path} is not valid JSON: {e}") from None
     if not isinstance(document, dict):

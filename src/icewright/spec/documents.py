@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -87,11 +88,14 @@ EMPTY_STRING_MAP = StringMap()
 # --- JSON readers shared by the metadata codecs ------------------------------
 
 
-def load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str) -> dict[str, Any]:
+def load_document(
+    data: bytes | bytearray | str | Mapping[str, Any], what: str, keep_texts_of: str = ""
+) -> dict[str, Any]:
     """Decode a metadata document given as UTF-8 bytes, text or an already parsed object.
 
     GZIP-compressed bytes are accepted too: the spec allows metadata JSON files
-    to be compressed (Appendix C, "Table Metadata and Snapshots").
+    to be compressed (Appendix C, "Table Metadata and Snapshots"). ``keep_texts_of`` names
+    a top-level array whose elements' texts are kept (:func:`loads_keeping_texts`).
     """
     if isinstance(data, Mapping):
         return json_object(dict(data), what)
@@ -114,13 +118,106 @@ def load_document(data: bytes | bytearray | str | Mapping[str, Any], what: str) 
     else:
         raise InvalidMetadata(f"{what} must be given as bytes, str or dict, got {type(data)}")
     try:
-        parsed = json.loads(text)
+        parsed = loads_keeping_texts(text, keep_texts_of) if keep_texts_of else json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidMetadata(
             f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "the file is corrupt or not a metadata file"
         ) from None
     return json_object(parsed, what)
+
+
+class SourcedList(list[Any]):
+    """A JSON array read by :func:`loads_keeping_texts`, with the text each element was
+    written as (:attr:`texts`, one per element, in order)."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, items: Iterable[Any], texts: Iterable[str]) -> None:
+        super().__init__(items)
+        self.texts: tuple[str, ...] = tuple(texts)
+
+
+def loads_keeping_texts(text: str, key: str) -> Any:
+    """``json.loads(text)``, except that when the document is an object whose ``key`` is
+    an array, that array comes back as a :class:`SourcedList`.
+
+    Why: a table's metadata file holds a snapshot per commit, and a commit writes them all
+    again. Keeping each snapshot's text lets the writer reuse it instead of encoding the
+    history anew in every fresh process (see ``table_metadata._snapshot_json``). The walk
+    uses the standard library's C scanner for every value, so it costs what ``json.loads``
+    costs; anything it does not expect is handed to ``json.loads``, which also words the
+    errors.
+    """
+    try:
+        return _object_keeping_texts(text, key)
+    except (_Unexpected, StopIteration, IndexError):
+        return json.loads(text)
+
+
+class _Unexpected(Exception):
+    """The walk met something it leaves to ``json.loads``."""
+
+
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, i: int) -> int:
+    """The index of the first character at or after ``i`` that is not JSON white space."""
+    return _SPACE.match(text, i).end()  # type: ignore[union-attr]  # "*" always matches
+
+
+def _object_keeping_texts(text: str, key: str) -> dict[str, Any]:
+    i = _skip_space(text, 0)
+    if text[i] != "{":
+        raise _Unexpected
+    out: dict[str, Any] = {}
+    i = _skip_space(text, i + 1)
+    if text[i] == "}":
+        i += 1
+    else:
+        while True:
+            name, i = _SCAN(text, i)
+            if name.__class__ is not str:
+                raise _Unexpected
+            i = _skip_space(text, i)
+            if text[i] != ":":
+                raise _Unexpected
+            i = _skip_space(text, i + 1)
+            if name == key and text[i] == "[":
+                out[name], i = _array_keeping_texts(text, i)
+            else:
+                out[name], i = _SCAN(text, i)
+            i = _skip_space(text, i)
+            if text[i] == "}":
+                i += 1
+                break
+            if text[i] != ",":
+                raise _Unexpected
+            i = _skip_space(text, i + 1)
+    if _skip_space(text, i) != len(text):
+        raise _Unexpected
+    return out
+
+
+def _array_keeping_texts(text: str, i: int) -> tuple[SourcedList, int]:
+    items: list[Any] = []
+    texts: list[str] = []
+    i = _skip_space(text, i + 1)
+    if text[i] == "]":
+        return SourcedList(items, texts), i + 1
+    while True:
+        start = i
+        value, i = _SCAN(text, i)
+        items.append(value)
+        texts.append(text[start:i])
+        i = _skip_space(text, i)
+        if text[i] == "]":
+            return SourcedList(items, texts), i + 1
+        if text[i] != ",":
+            raise _Unexpected
+        i = _skip_space(text, i + 1)
 
 
 def dump_document(obj: Mapping[str, Any]) -> bytes:

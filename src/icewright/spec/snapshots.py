@@ -266,7 +266,7 @@ class Snapshot:
         )
 
 
-_PLAIN_SNAPSHOT_KEYS = frozenset(
+PLAIN_SNAPSHOT_KEYS = frozenset(
     "sequence-number snapshot-id parent-snapshot-id timestamp-ms summary manifest-list "  # noqa: SIM905
     "schema-id".split()
 )
@@ -288,7 +288,7 @@ def _plain_snapshot(cls: type[Snapshot], o: dict[str, Any]) -> Snapshot | None:
     manifests, v3 fields, a wrong type or range) returns None and goes the general way,
     which also words the errors.
     """
-    if not o.keys() <= _PLAIN_SNAPSHOT_KEYS:
+    if not o.keys() <= PLAIN_SNAPSHOT_KEYS:
         return None
     snapshot_id = o.get("snapshot-id")
     timestamp_ms = o.get("timestamp-ms")

@@ -25,6 +25,7 @@ from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, Validati
 from icewright.spec.documents import (
     EMPTY_STRING_MAP,
     FrozenMap,
+    SourcedList,
     StringMap,
     as_metadata_error,
     check_unique_ids,
@@ -47,6 +48,7 @@ from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
+    PLAIN_SNAPSHOT_KEYS,
     MetadataLogEntry,
     Snapshot,
     SnapshotLogEntry,
@@ -512,7 +514,7 @@ class TableMetadata:
         read and :class:`InvalidMetadata` naming the field for anything
         malformed or missing.
         """
-        return _read_table_metadata(load_document(data, "table metadata"))
+        return _read_table_metadata(load_document(data, "table metadata", "snapshots"))
 
 
 _SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
@@ -531,11 +533,15 @@ def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:
     hit = _SNAPSHOT_JSON.get(key)
     if hit is not None and hit[0] is snapshot:
         return hit[1]
+    encoded = dump_document(snapshot.to_json(format_version))
+    _remember_snapshot_json(snapshot, format_version, encoded)
+    return encoded
+
+
+def _remember_snapshot_json(snapshot: Snapshot, format_version: int, encoded: bytes) -> None:
     if len(_SNAPSHOT_JSON) >= _SNAPSHOT_JSON_LIMIT:
         _SNAPSHOT_JSON.clear()
-    encoded = dump_document(snapshot.to_json(format_version))
-    _SNAPSHOT_JSON[key] = (snapshot, encoded)
-    return encoded
+    _SNAPSHOT_JSON[(id(snapshot), format_version)] = (snapshot, encoded)
 
 
 # --- reading ------------------------------------------------------------------
@@ -605,7 +611,7 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
             if props is None
             else string_map(props, f"{_WHAT} properties"),
             current_snapshot_id=current_snapshot_id,
-            snapshots=_list_of(o, "snapshots", Snapshot.from_json),
+            snapshots=_snapshots(o, version),
             snapshot_log=_list_of(o, "snapshot-log", SnapshotLogEntry.from_json),
             metadata_log=_list_of(o, "metadata-log", MetadataLogEntry.from_json),
             sort_orders=sort_orders,
@@ -620,6 +626,32 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
             extra=freeze_json({k: v for k, v in o.items() if k not in _KNOWN_KEYS}),
         ),
     )
+
+
+def _snapshots(o: Mapping[str, Any], version: int) -> tuple[Snapshot, ...]:
+    """The snapshots; those whose text in the file is what :meth:`Snapshot.to_json` would
+    write (as a JSON value) keep that text for the next write (:func:`_snapshot_json`)."""
+    snapshots: tuple[Snapshot, ...] = _list_of(o, "snapshots", Snapshot.from_json)
+    raw = o.get("snapshots")
+    if isinstance(raw, SourcedList) and len(raw.texts) == len(snapshots):
+        for snapshot, obj, text in zip(snapshots, raw, raw.texts, strict=True):
+            if _written_as_read(obj, version):
+                _remember_snapshot_json(snapshot, version, text.encode("utf-8"))
+    return snapshots
+
+
+def _written_as_read(o: Any, version: int) -> bool:
+    """Whether the snapshot object ``o`` read from a file of ``version`` equals, as a JSON
+    value, what :meth:`Snapshot.to_json` writes for the snapshot parsed from it: only the
+    plain fields, none of them null, a sequence number exactly from v2 on, and a summary
+    that names its operation (an empty one reads as none, one without an operation as an
+    overwrite)."""
+    if not isinstance(o, dict) or not o.keys() <= PLAIN_SNAPSHOT_KEYS:
+        return False
+    if ("sequence-number" in o) != (version >= 2) or None in o.values():
+        return False
+    summary = o.get("summary")
+    return summary is None or (isinstance(summary, dict) and "operation" in summary)
 
 
 def _id_list(

@@ -235,3 +235,89 @@ def test_field_ids_not_names_identify_fields() -> None:
     assert got.added_files_count == 6
     assert got.sequence_number == 0
     assert UNASSIGNED_SEQ == -1
+
+
+def _list(version: int, manifests: list[ManifestFile], snapshot_id: int, **kw: object) -> bytes:
+    return write_manifest_list(
+        format_version=version,
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=None,
+        sequence_number=snapshot_id,
+        manifests=manifests,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("codec", ["deflate", "null"])
+def test_a_parent_list_is_added_whole(version: int, codec: str) -> None:
+    """A fast append's list is its new manifests and its parent's list: the parent's
+    records are copied (their file sequence numbers and counts are already set), and
+    every reader sees the same manifests as when they are decoded and encoded again."""
+    old = [
+        manifest(
+            f"old-{n}.avro",
+            added_snapshot_id=7,
+            sequence_number=n,
+            min_sequence_number=n,
+        )
+        for n in range(1, 700)  # more than one block of records
+    ]
+    parent = _list(version, old, 7)
+    writer = ManifestListWriter(
+        format_version=version,
+        snapshot_id=SNAPSHOT,
+        parent_snapshot_id=7,
+        sequence_number=800,
+        codec=codec,
+    )
+    writer.add(manifest("new.avro", sequence_number=UNASSIGNED_SEQ))
+    writer.add_list(parent, "parent.avro")
+    assert not isinstance(writer._manifests[-1], ManifestFile)  # copied, not decoded
+    data = writer.to_bytes()
+    decoded = ManifestListWriter(
+        format_version=version,
+        snapshot_id=SNAPSHOT,
+        parent_snapshot_id=7,
+        sequence_number=800,
+        codec=codec,
+    )
+    decoded.add(manifest("new.avro", sequence_number=UNASSIGNED_SEQ))
+    decoded.add_all(read_manifest_list(parent))
+    assert read_manifest_list(data) == read_manifest_list(decoded.to_bytes())
+    listed = [m.manifest_path for m in writer.manifests]
+    assert [m.manifest_path for m in read_manifest_list(data)] == listed
+    if version == 2:
+        assert read_manifest_list(data) == list(writer.manifests)
+    # fastavro, an independent reader, sees 700 records in blocks that frame them right.
+    records = list(fastavro.reader(io.BytesIO(data)))
+    assert [r["manifest_path"] for r in records] == ["new.avro", *(m.manifest_path for m in old)]
+    if version == 2:
+        assert records[0]["sequence_number"] == 800
+        assert [r["sequence_number"] for r in records[1:]] == list(range(1, 700))
+
+
+def test_a_list_of_another_schema_is_decoded_not_copied() -> None:
+    """A v1 parent of a v2 list (an upgraded table), and a list another writer wrote with
+    its own schema text, are read and written anew."""
+    v1 = _list(1, [manifest("v1.avro", added_snapshot_id=7)], 7)
+    writer = ManifestListWriter(
+        format_version=2, snapshot_id=SNAPSHOT, parent_snapshot_id=7, sequence_number=3
+    )
+    writer.add_list(v1)
+    (listed,) = read_manifest_list(writer.to_bytes())
+    assert listed.manifest_path == "v1.avro"
+    assert listed.sequence_number == 0  # v1 manifests read with sequence number 0
+
+    v2 = _list(2, [manifest("other.avro", added_snapshot_id=7, sequence_number=2)], 7)
+    records = list(fastavro.reader(io.BytesIO(v2)))
+    schema = fastavro.reader(io.BytesIO(v2)).writer_schema
+    schema["doc"] = "written by another engine"  # same records, other schema text
+    other = io.BytesIO()
+    fastavro.writer(other, schema, records, metadata=header(v2) | {"format-version": "2"})
+    writer = ManifestListWriter(
+        format_version=2, snapshot_id=SNAPSHOT, parent_snapshot_id=7, sequence_number=3
+    )
+    writer.add_list(other.getvalue())
+    assert all(isinstance(m, ManifestFile) for m in writer._manifests)  # decoded
+    assert read_manifest_list(writer.to_bytes()) == read_manifest_list(v2)

@@ -19,7 +19,7 @@ from icewright.commit.update import CommitResult
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
-from icewright.manifest.manifest_list import ManifestListReader
+from icewright.manifest.manifest_list import ManifestListReader, ManifestListWriter
 from icewright.spec.snapshots import Operation, Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
@@ -86,12 +86,35 @@ class FastAppend(SnapshotProducer):
     def manifests(
         self, base: TableMetadata, parent: Snapshot | None, summary: SummaryBuilder
     ) -> list[ManifestFile]:
-        specs = base.specs_by_id()
-        for f in self._files:
-            spec = specs.get(f.spec_id)
-            summary.added_file(spec if spec is not None else base.spec_by_id(f.spec_id), f)
-        new = self._write_new_manifests(base)
-        existing: list[ManifestFile] = []
+        new = self._added_manifests(base, parent, summary)
+        if parent is None or parent.manifest_list is None:
+            return new
+        existing = _list_reader().read(
+            self.table.io.read(parent.manifest_list), parent.manifest_list
+        )
+        return [*new, *existing]
+
+    def list_manifests(
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        summary: SummaryBuilder,
+        writer: ManifestListWriter,
+    ) -> None:
+        # The parent's manifests are kept as they are, so its list's records are copied
+        # (ManifestListWriter.add_list) instead of decoded and encoded again. A subclass
+        # that changes the manifests (a cherry-pick) is given them decoded.
+        if type(self).manifests is not FastAppend.manifests:
+            super().list_manifests(base, parent, summary, writer)
+            return
+        writer.add_all(self._added_manifests(base, parent, summary))
+        if parent is not None and parent.manifest_list is not None:
+            writer.add_list(self.table.io.read(parent.manifest_list), parent.manifest_list)
+
+    def _added_manifests(
+        self, base: TableMetadata, parent: Snapshot | None, summary: SummaryBuilder
+    ) -> list[ManifestFile]:
+        """The manifests of the added files (written once), recorded in ``summary``."""
         if parent is not None and parent.manifest_list is None and parent.manifests:
             # An old v1 snapshot listing manifests inline: rewriting it as a manifest list
             # needs each manifest's counts; refuse rather than drop its files.
@@ -99,11 +122,11 @@ class FastAppend(SnapshotProducer):
                 f"snapshot {parent.snapshot_id} lists its manifests inline (an early v1 table); "
                 "appending to it is not supported: rewrite the table with another engine first"
             )
-        if parent is not None and parent.manifest_list is not None:
-            existing = _list_reader().read(
-                self.table.io.read(parent.manifest_list), parent.manifest_list
-            )
-        return [*new, *existing]
+        specs = base.specs_by_id()
+        for f in self._files:
+            spec = specs.get(f.spec_id)
+            summary.added_file(spec if spec is not None else base.spec_by_id(f.spec_id), f)
+        return self._write_new_manifests(base)
 
 
 _READERS = threading.local()

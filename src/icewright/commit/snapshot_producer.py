@@ -149,6 +149,17 @@ class SnapshotProducer(PendingUpdate):
     ) -> list[ManifestFile]:
         """Every manifest of the new snapshot; records the changes in ``summary``."""
 
+    def list_manifests(
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        summary: SummaryBuilder,
+        writer: ManifestListWriter,
+    ) -> None:
+        """Add every manifest of the new snapshot to its list's ``writer``: those of
+        :meth:`manifests`, in order (an operation that keeps a whole list may copy it)."""
+        writer.add_all(self.manifests(base, parent, summary))
+
     # --- shared machinery -----------------------------------------------------------
 
     @property
@@ -187,20 +198,19 @@ class SnapshotProducer(PendingUpdate):
             schema=base.schema(),
             partition_limit=int(base.properties.get(keys.PARTITION_SUMMARY_LIMIT, "0")),
         )
-        manifests = self.manifests(base, parent, builder)
-
         sequence_number = base.last_sequence_number + 1 if base.format_version >= 2 else 0
-        self._attempt += 1
-        list_path = (
-            f"{metadata_dir(base)}/snap-{self.snapshot_id}-{self._attempt}-{self._commit_uuid}.avro"
-        )
         writer = ManifestListWriter(
             format_version=base.format_version,
             snapshot_id=self.snapshot_id,
             parent_snapshot_id=parent.snapshot_id if parent else None,
             sequence_number=sequence_number,
         )
-        writer.add_all(manifests)
+        self.list_manifests(base, parent, builder, writer)
+
+        self._attempt += 1
+        list_path = (
+            f"{metadata_dir(base)}/snap-{self.snapshot_id}-{self._attempt}-{self._commit_uuid}.avro"
+        )
         self._table.io.create(list_path, writer.to_bytes())
         self._manifest_lists.append(list_path)
 

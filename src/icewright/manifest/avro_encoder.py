@@ -26,6 +26,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
@@ -487,9 +488,18 @@ def _compress(codec: str, block: bytes) -> bytes:
     return compressor.compress(block) + compressor.flush()
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedRun:
+    """``count`` records encoded one after another, written as they are (e.g. every
+    record of another file of the same schema)."""
+
+    data: bytes
+    count: int
+
+
 def container_file(
     schema: AvroSchema,
-    records: Iterable[bytes],
+    records: Iterable[bytes | EncodedRun],
     metadata: Mapping[str, str],
     codec: str,
 ) -> bytes:
@@ -497,7 +507,8 @@ def container_file(
 
     The header holds ``metadata``, then ``avro.schema`` (the schema as JSON) and
     ``avro.codec``, in that order, as fastavro writes them. Records go into blocks of
-    about :data:`BLOCK_BYTES` uncompressed bytes.
+    about :data:`BLOCK_BYTES` uncompressed bytes (an :class:`EncodedRun` stays whole in
+    one block).
     """
     if codec not in FAST_CODECS:
         raise ValueError(f"codec {codec!r} is not written by this encoder")
@@ -507,19 +518,27 @@ def container_file(
     meta["avro.codec"] = codec.encode("utf-8")
     parts = [MAGIC, _map_of_bytes(meta), sync]
     block: list[bytes] = []
-    size = 0
+    size = count = 0
 
     def flush() -> None:
         data = _compress(codec, b"".join(block))
-        parts.extend((long_bytes(len(block)), long_bytes(len(data)), data, sync))
+        parts.extend((long_bytes(count), long_bytes(len(data)), data, sync))
 
     for record in records:
-        block.append(record)
-        size += len(record)
+        if isinstance(record, EncodedRun):
+            if not record.count:
+                continue
+            block.append(record.data)
+            size += len(record.data)
+            count += record.count
+        else:
+            block.append(record)
+            size += len(record)
+            count += 1
         if size >= BLOCK_BYTES:
             flush()
             block.clear()
-            size = 0
+            size = count = 0
     if block:
         flush()
     return b"".join(parts)

@@ -33,6 +33,7 @@ from icewright.manifest.avro_decoder import (
 )
 from icewright.manifest.avro_encoder import (
     FAST_CODECS,
+    EncodedRun,
     EncodeError,
     Encoder,
     SchemaCompiler,
@@ -102,7 +103,7 @@ class ManifestListWriter:
         self.first_row_id = first_row_id
         self.codec = codec
         self.next_row_id: int | None = first_row_id if format_version >= 3 else None
-        self._manifests: list[ManifestFile] = []
+        self._manifests: list[ManifestFile | _CopiedList] = []
 
     def add(self, manifest: ManifestFile) -> None:
         """Add one manifest, assigning what the snapshot gives it."""
@@ -113,10 +114,40 @@ class ManifestListWriter:
         for m in manifests:
             self.add(m)
 
+    def add_list(self, data: bytes, path: str | None = None) -> None:
+        """Add every manifest of the manifest list file ``data`` (a parent snapshot's), in
+        order.
+
+        A fast append lists its parent's manifests unchanged, and decoding a long
+        history's list only to encode it again was most of a fresh process's commit. So
+        a v1 or v2 list written with this writer's very schema has its records copied byte
+        for byte: the snapshots that added them assigned their sequence numbers and
+        counted their files, and a v1/v2 record has no row ids to assign. Any other list
+        is decoded and added manifest by manifest.
+        """
+        what = path or "manifest list"
+        container = open_container(data, what)
+        int_header(container.metadata, "format-version", 1, what)
+        if (
+            self.format_version < 3
+            and self.codec in FAST_CODECS
+            and container.schema_text == _schema_text(self.format_version)
+        ):
+            run = EncodedRun(container.body, container.record_count)
+            self._manifests.append(_CopiedList(run, data, path))
+            return
+        self.add_all(ManifestListReader().read(data, path))
+
     @property
     def manifests(self) -> tuple[ManifestFile, ...]:
         """The manifests as written, with assigned sequence numbers and row ids."""
-        return tuple(self._manifests)
+        out: list[ManifestFile] = []
+        for m in self._manifests:
+            if isinstance(m, _CopiedList):
+                out.extend(read_manifest_list(m.data, m.path))
+            else:
+                out.append(m)
+        return tuple(out)
 
     def _prepare(self, m: ManifestFile) -> ManifestFile:
         where = f"manifest {m.manifest_path}"
@@ -174,14 +205,17 @@ class ManifestListWriter:
         """The Avro manifest list file."""
         schema = manifest_list_schema(self.format_version)
         if self.codec not in FAST_CODECS:
-            records = [self._record(m) for m in self._manifests]
+            records = [self._record(m) for m in self.manifests]
             return write_avro(schema, records, self.metadata(), self.codec)
         # Encoded by icewright itself (see avro_encoder): the list of a table with a long
         # history holds a record per manifest, and it is written on every commit.
         encode = _list_encoder(self.format_version)
-        schema_text = json.dumps(schema)  # as container_file puts it in the header
-        encoded = []
+        schema_text = _schema_text(self.format_version)
+        encoded: list[bytes | EncodedRun] = []
         for m in self._manifests:
+            if isinstance(m, _CopiedList):
+                encoded.append(m.run)
+                continue
             carried = carried_record(m, schema_text)
             if carried is not None:
                 # Read from a list of this very schema and unchanged since: same bytes.
@@ -225,6 +259,22 @@ class ManifestListWriter:
         if self.format_version >= 3:
             record["first_row_id"] = m.first_row_id
         return record
+
+
+@functools.cache
+def _schema_text(format_version: int) -> str:
+    """The writer schema of a list of ``format_version`` as its header holds it (the JSON
+    :func:`~icewright.manifest.avro_encoder.container_file` writes)."""
+    return json.dumps(manifest_list_schema(format_version))
+
+
+@dataclass(frozen=True, slots=True)
+class _CopiedList:
+    """The records of a manifest list file added whole (:meth:`ManifestListWriter.add_list`)."""
+
+    run: EncodedRun
+    data: bytes
+    path: str | None
 
 
 _LIST_ENCODERS: dict[int, Encoder] = {}

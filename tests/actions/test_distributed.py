@@ -191,6 +191,8 @@ def test_the_threshold_chooses(catalog: SqlCatalog) -> None:
 
 @pytest.mark.slow
 def test_distributed_on_the_cluster(catalog: SqlCatalog, spark_cluster: Cluster) -> None:
+    """One walk through spark-submit on the standalone cluster: expire's dry run (manifest
+    lists and manifests read by the cluster's executors, the path sets joined there)."""
     table = build(catalog, "db.t")
     lines: list[str] = []
     port = int(spark_cluster.master_url.rsplit(":", 1)[1])
@@ -198,19 +200,58 @@ def test_distributed_on_the_cluster(catalog: SqlCatalog, spark_cluster: Cluster)
     submit = SparkSubmitRunner(settings, log=lines.append)
     now = int(time.time() * 1000) + 1
     local = expire(table, older_than=now, retain_last=1, dry_run=True, distributed=False)
+    before = spark_cluster.app_ids()
     spread = expire(
         table, older_than=now, retain_last=1, dry_run=True, distributed=True, runner=submit
     )
+    assert len(spark_cluster.app_ids() - before) == 1  # it ran on the cluster
     assert _expired_paths(spread) == _expired_paths(local)
     assert len(spread.data_file_paths) == 10 * PER_APPEND
-    day_ago = int(time.time() * 1000) - 86_400_000
-    o_local = remove_orphan_files(table, older_than=day_ago, dry_run=True, distributed=False)
-    o_spread = remove_orphan_files(
-        table, older_than=day_ago, dry_run=True, distributed=True, runner=submit
+    assert spread.errors == local.errors == ()
+
+
+def test_job_documents_carry_the_answers(catalog: SqlCatalog, spark: Any) -> None:
+    """The spark-submit path's job kinds, run by the job entry point on the local session:
+    their JSON answers read back as the local walks' answers."""
+    from icewright.commit.orphans import OrphanSearch, find_orphans
+    from icewright.expressions import sql_filter
+    from icewright.runners.job import run_job
+    from icewright.runners.maintenance import found_orphans, groups_from_json, orphan_references
+    from icewright.spark.job_spec import expression_to_json, io_to_json
+
+    table = build(catalog, "db.t")
+    metadata = table.metadata
+    search = OrphanSearch(metadata, table.metadata_location, table.location, 10**15, "/nowhere/")
+    common = {"metadata": metadata.to_dict(), "io": io_to_json(table.io)}
+    status, answer = run_job(
+        spark,
+        {
+            **common,
+            "kind": "orphan-files",
+            "references": orphan_references(search),
+            "root": search.root,
+            "cutoff-ms": search.cutoff_ms,
+            "skip-prefix": search.skip_prefix,
+        },
     )
-    assert o_spread.orphan_paths == o_local.orphan_paths and len(o_local.orphan_paths) == DAYS + 1
-    options: dict[str, Any] = {"target_file_size": 1 << 20, "where": "day >= 2"}
-    mine = plan_groups(table, distributed=False, **options)
-    theirs = plan_groups(table, distributed=True, runner=submit, **options)
-    assert mine and _groups(theirs) == _groups(mine)
-    assert sum(line.startswith("spark-submit started") for line in lines) == 3
+    assert status == "ok"
+    assert sorted(found_orphans(answer).orphans) == sorted(find_orphans(table.io, search).orphans)
+    current = metadata.current_snapshot()
+    assert current is not None
+    status, answer = run_job(
+        spark,
+        {
+            **common,
+            "kind": "rewrite-groups",
+            "snapshot-id": current.snapshot_id,
+            "where": expression_to_json(sql_filter("day < 4")),
+            "target-file-size": 1 << 20,
+            "min-input-files": 5,
+        },
+    )
+    assert status == "ok"
+    groups = groups_from_json(answer, metadata)
+    mine = plan_groups(table, where="day < 4", target_file_size=1 << 20, distributed=False)
+    assert mine and {
+        (s, p, tuple(sorted(t.data_file.file_path for t in ts))) for s, p, ts in groups
+    } == _groups(mine)

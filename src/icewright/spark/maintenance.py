@@ -165,20 +165,20 @@ def _keyed_references(rows: Iterable[Any]) -> Iterator[tuple[str, str | None, st
         yield key.path, key.scheme, key.authority
 
 
-def _conflict_check(rows: Iterable[Any]) -> Iterator[tuple[str, int, bool, str | None]]:
-    """Per listed file: (path, modified ms, referenced, conflict text when referenced only
-    under another scheme or authority)."""
+def _conflict_check(rows: Iterable[Any]) -> Iterator[tuple[str, int, bool, bool, str | None]]:
+    """Per listed file: (path, modified ms, skipped, referenced, conflict text when
+    referenced only under another scheme or authority)."""
     for row in rows:
-        path, modified = row["path"], row["modified_ms"]
+        path, modified, skip = row["path"], row["modified_ms"], row["skip"]
         forms = {(f["scheme"], f["authority"]) for f in row["forms"] or () if f is not None}
         if not forms:
-            yield path, modified, False, None
+            yield path, modified, skip, False, None
             continue
         key = file_key(path)
         if any(key_matches(form, key) for form in forms):
-            yield path, modified, True, None
+            yield path, modified, skip, True, None
         else:
-            yield path, modified, True, describe_conflict(path, forms)
+            yield path, modified, skip, True, describe_conflict(path, forms)
 
 
 # --- shared stages -----------------------------------------------------------------------
@@ -228,10 +228,24 @@ def _live_frame(spark: SparkSession, io: ExecutorIO, manifests: DataFrame, count
     return spark.createDataFrame(spread.rdd.mapPartitions(lambda it: _live_rows(io, it)), schema)
 
 
-def _stream(frame: DataFrame, column: str) -> Iterator[str]:
-    """The values of ``column``, sorted, a partition at a time (never collected whole)."""
-    for row in frame.select(column).orderBy(column).toLocalIterator():
-        yield row[0]
+def _stream(frame: DataFrame) -> Iterator[Any]:
+    """The rows of ``frame``, a partition at a time (never collected whole)."""
+    yield from frame.toLocalIterator(prefetchPartitions=True)
+
+
+def _manifest_counts(lists: DataFrame) -> dict[str, tuple[int, int, int]]:
+    """Per role: (lists that failed, distinct manifests, distinct manifests that may hold
+    live files), in one Spark job."""
+    rows = (
+        lists.groupBy("role")
+        .agg(
+            F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
+            F.countDistinct("manifest_path").alias("manifests"),
+            F.countDistinct(F.when(F.col("live"), F.col("manifest_path"))).alias("live"),
+        )
+        .collect()
+    )
+    return {r["role"]: (int(r["failed"] or 0), int(r["manifests"]), int(r["live"])) for r in rows}
 
 
 # --- expire --------------------------------------------------------------------------------
@@ -245,9 +259,8 @@ def unreachable_files(
 ) -> dict[str, Any]:
     """What :func:`icewright.commit.reachability.unreachable_files` decides, as a Spark
     job: a JSON object with ``manifest_lists``, ``manifests``, ``data_files``,
-    ``delete_files`` (path lists), ``errors``, ``data_files_skipped`` and ``tasks`` (how
-    many tasks read manifests)."""
-
+    ``delete_files`` (sorted path lists), ``errors``, ``data_files_skipped`` and
+    ``tasks`` (how many tasks read manifest lists and manifests)."""
     eio = ExecutorIO.of(io)
     lists = _manifest_frame(spark, eio, [(_EXPIRED, expired), (_RETAINED, retained)]).cache()
     try:
@@ -265,8 +278,13 @@ def _unreachable(
     retained: Sequence[Snapshot],
 ) -> dict[str, Any]:
     by_id = {s.snapshot_id: s for s in (*expired, *retained)}
-    failed = lists.filter(F.col("error").isNotNull()).select("role", "snapshot_id", "error")
-    failures = [(r["role"], r["snapshot_id"], r["error"]) for r in failed.collect()]
+    counts = _manifest_counts(lists)
+    failed_expired, expired_manifests, _ = counts.get(_EXPIRED, (0, 0, 0))
+    failed_retained, _, retained_live = counts.get(_RETAINED, (0, 0, 0))
+    failures: list[tuple[str, int, str]] = []
+    if failed_expired or failed_retained:
+        failed = lists.filter(F.col("error").isNotNull()).select("role", "snapshot_id", "error")
+        failures = [(r["role"], r["snapshot_id"], r["error"]) for r in failed.collect()]
     errors = [
         f"cannot read the manifest list of expired snapshot {_named(by_id[sid])}: {e}"
         for role, sid, e in failures
@@ -283,6 +301,7 @@ def _unreachable(
             and s.snapshot_id not in unreadable
         )
     )
+    tasks = _slices(len(expired) + len(retained))
     result: dict[str, Any] = {
         "manifest_lists": manifest_lists,
         "manifests": [],
@@ -290,75 +309,70 @@ def _unreachable(
         "delete_files": [],
         "errors": errors,
         "data_files_skipped": None,
-        "tasks": _slices(len(expired) + len(retained)),
+        "tasks": tasks,
     }
-    ok = lists.filter(F.col("error").isNull())
-    candidates = ok.filter(F.col("role") == _EXPIRED).dropDuplicates(["manifest_path"])
-    if candidates.limit(1).count() == 0:
+    if expired_manifests == 0:
         return result
-    retained_failed = [(sid, e) for role, sid, e in failures if role == _RETAINED]
-    if retained_failed:
+    if failed_retained:
         errors += [
             f"cannot read the manifest list of retained snapshot {_named(by_id[sid])}: {e}"
-            for sid, e in retained_failed
+            for role, sid, e in failures
+            if role == _RETAINED
         ]
         result["data_files_skipped"] = (
-            f"{len(retained_failed)} manifest list(s) of retained snapshots could not be read, "
-            "so which manifests and files they still need is unknown: no manifest and no data "
+            f"{failed_retained} manifest list(s) of retained snapshots could not be read, so "
+            "which manifests and files they still need is unknown: no manifest and no data "
             "or delete file was deleted"
         )
         return result
-    kept = ok.filter(F.col("role") == _RETAINED).dropDuplicates(["manifest_path"]).cache()
+    ok = lists.filter(F.col("error").isNull())
+    candidates = ok.filter(F.col("role") == _EXPIRED).dropDuplicates(["manifest_path"])
+    kept = ok.filter(F.col("role") == _RETAINED).dropDuplicates(["manifest_path"])
     deletable = candidates.join(kept.select("manifest_path"), "manifest_path", "left_anti")
-    count = deletable.count()
-    if count == 0:
-        kept.unpersist()
-        return result
-    content = _live_frame(spark, eio, deletable, count).cache()
-    kept_live = kept.filter(F.col("live"))
-    kept_count = kept_live.count()
-    tasks = result["tasks"] + _slices(count) + _slices(kept_count)
+    content = _live_frame(spark, eio, deletable, expired_manifests).cache()
+    still: DataFrame | None = None
     try:
-        bad = content.filter(F.col("error").isNotNull()).collect()
-        errors += [f"cannot read expired manifest {r['manifest_path']}: {r['error']}" for r in bad]
-        read = content.filter(F.col("error").isNull())
-        result["manifests"] = list(
-            _stream(read.filter(F.col("file_path").isNull()).distinct(), "manifest_path")
-        )
+        # One row per deletable manifest: read (no file) or not (an error); few, collected.
+        marks = content.filter(F.col("file_path").isNull()).collect()
+        errors += [
+            f"cannot read expired manifest {r['manifest_path']}: {r['error']}"
+            for r in marks
+            if r["error"] is not None
+        ]
+        result["manifests"] = sorted(r["manifest_path"] for r in marks if r["error"] is None)
+        if not result["manifests"]:
+            return result
         files = (
-            read.filter(F.col("file_path").isNotNull())
+            content.filter(F.col("file_path").isNotNull())
             .groupBy("file_path")
             .agg(F.min("content").alias("content"))
         )
-        still = _live_frame(spark, eio, kept_live, max(kept_count, 1)).cache()
-        try:
-            bad = still.filter(F.col("error").isNotNull()).collect()
-            if bad:
-                errors += [
-                    f"cannot read retained manifest {r['manifest_path']}: {r['error']}" for r in bad
-                ]
-                result["data_files_skipped"] = (
-                    f"{len(bad)} manifest(s) of retained snapshots could not be read, so "
-                    "whether they still hold the expired files is unknown: no data or delete "
-                    "file was deleted"
-                )
-                result["tasks"] = tasks
-                return result
-            live = still.filter(F.col("file_path").isNotNull()).select("file_path")
-            gone = files.join(live, "file_path", "left_anti").cache()
-            data = int(FileContent.DATA)
-            result["data_files"] = list(_stream(gone.filter(F.col("content") == data), "file_path"))
-            result["delete_files"] = list(
-                _stream(gone.filter(F.col("content") != data), "file_path")
+        result["tasks"] = tasks + _slices(expired_manifests) + _slices(retained_live)
+        still = _live_frame(spark, eio, kept.filter(F.col("live")), retained_live).cache()
+        bad = still.filter(F.col("error").isNotNull()).collect()
+        if bad:
+            errors += [
+                f"cannot read retained manifest {r['manifest_path']}: {r['error']}" for r in bad
+            ]
+            result["data_files_skipped"] = (
+                f"{len(bad)} manifest(s) of retained snapshots could not be read, so whether "
+                "they still hold the expired files is unknown: no data or delete file was "
+                "deleted"
             )
-            gone.unpersist()
-        finally:
-            still.unpersist()
+            return result
+        live = still.filter(F.col("file_path").isNotNull()).select("file_path")
+        gone = files.join(live, "file_path", "left_anti")
+        data: list[str] = []
+        deletes: list[str] = []
+        for row in _stream(gone):
+            (data if row["content"] == int(FileContent.DATA) else deletes).append(row["file_path"])
+        result["data_files"] = sorted(data)
+        result["delete_files"] = sorted(deletes)
+        return result
     finally:
         content.unpersist()
-        kept.unpersist()
-    result["tasks"] = tasks
-    return result
+        if still is not None:
+            still.unpersist()
 
 
 def _named(snapshot: Snapshot) -> str:
@@ -387,21 +401,20 @@ def find_orphans(
     ``referenced``, ``too_new``, ``conflicts``, ``tasks``. Raises
     :class:`~icewright.errors.ValidationError` when a reference cannot be read.
     """
-
     eio = ExecutorIO.of(io)
     lists = _manifest_frame(spark, eio, [("all", metadata.snapshots)]).cache()
-    content: DataFrame | None = None
+    cached: list[DataFrame] = [lists]
     try:
-        failed = lists.filter(F.col("error").isNotNull()).collect()
+        failed, count, _ = _manifest_counts(lists).get("all", (0, 0, 0))
+        manifests = lists.filter(F.col("error").isNull()).dropDuplicates(["manifest_path"])
+        content = _live_frame(spark, eio, manifests, count).cache()
+        cached.append(content)
         by_id = {s.snapshot_id: s for s in metadata.snapshots}
         problems = [
             f"cannot read the manifest list of snapshot {_named(by_id[r['snapshot_id']])}: "
             f"{r['error']}"
-            for r in failed
+            for r in (lists.filter(F.col("error").isNotNull()).collect() if failed else ())
         ]
-        manifests = lists.filter(F.col("error").isNull()).dropDuplicates(["manifest_path"])
-        count = manifests.count()
-        content = _live_frame(spark, eio, manifests, max(count, 1)).cache()
         problems += [
             f"cannot read manifest {r['manifest_path']}: {r['error']}"
             for r in content.filter(F.col("error").isNotNull()).collect()
@@ -423,54 +436,55 @@ def find_orphans(
             .union(manifests.select(F.col("manifest_path").alias("path")))
             .union(spark.createDataFrame(side, one))
             .distinct()
-            .cache()
         )
-        referenced = references.count()
         keyed_refs = spark.createDataFrame(
             references.rdd.mapPartitions(_keyed_references),
             "key string, scheme string, authority string",
-        ).distinct()
-        listing = _listing(spark, io, root)
-        keyed = spark.createDataFrame(
-            listing.rdd.mapPartitions(_keyed_listing),
-            "path string, modified_ms long, key string, scheme string, authority string",
-        ).cache()
-        listed = keyed.count()
-        forms = keyed_refs.groupBy("key").agg(
-            F.collect_list(F.struct("scheme", "authority")).alias("forms")
         )
-        kept = keyed.filter(~F.col("key").startswith(skip_prefix))
-        joined = kept.join(forms, "key", "left").select("path", "modified_ms", "forms")
+        forms = keyed_refs.groupBy("key").agg(
+            F.collect_set(F.struct("scheme", "authority")).alias("forms"),
+            F.count("*").alias("n"),
+        )
+        keyed = spark.createDataFrame(
+            _listing(spark, io, root).rdd.mapPartitions(_keyed_listing),
+            "path string, modified_ms long, key string, scheme string, authority string",
+        )
+        joined = keyed.join(forms.select("key", "forms"), "key", "left").select(
+            "path", "modified_ms", "forms", F.col("key").startswith(skip_prefix).alias("skip")
+        )
         checked = spark.createDataFrame(
             joined.rdd.mapPartitions(_conflict_check),
-            "path string, modified_ms long, referenced boolean, conflict string",
+            "path string, modified_ms long, skip boolean, referenced boolean, conflict string",
         ).cache()
-        conflicts = [
-            r[0]
-            for r in checked.filter(F.col("conflict").isNotNull())
-            .select("conflict")
-            .orderBy("conflict")
-            .limit(_SHOWN_PROBLEMS * 20)
-            .collect()
-        ]
-        unreferenced = checked.filter(~F.col("referenced"))
-        too_new = unreferenced.filter(F.col("modified_ms") >= cutoff_ms).count()
-        orphans = list(_stream(unreferenced.filter(F.col("modified_ms") < cutoff_ms), "path"))
-        checked.unpersist()
-        keyed.unpersist()
-        references.unpersist()
+        cached.append(checked)
+        unreferenced = checked.filter(~F.col("skip") & ~F.col("referenced"))
+        new = F.col("modified_ms") >= cutoff_ms
+        stats = checked.agg(
+            F.count("*").alias("listed"),
+            F.sum((~F.col("skip") & ~F.col("referenced") & new).cast("int")).alias("too_new"),
+            F.sum((~F.col("skip") & F.col("conflict").isNotNull()).cast("int")).alias("conflicts"),
+        ).collect()[0]
+        conflicts: list[str] = []
+        if stats["conflicts"]:
+            conflicts = sorted(
+                r[0]
+                for r in checked.filter(~F.col("skip") & F.col("conflict").isNotNull())
+                .select("conflict")
+                .limit(_SHOWN_PROBLEMS * 20)
+                .collect()
+            )
+        referenced = forms.agg(F.sum("n")).collect()[0][0] or 0
         return {
-            "orphans": orphans,
-            "listed": listed,
-            "referenced": referenced,
-            "too_new": too_new,
+            "orphans": sorted(r["path"] for r in _stream(unreferenced.filter(~new).select("path"))),
+            "listed": int(stats["listed"]),
+            "referenced": int(referenced),
+            "too_new": int(stats["too_new"] or 0),
             "conflicts": conflicts,
             "tasks": _slices(len(metadata.snapshots)) + _slices(count),
         }
     finally:
-        lists.unpersist()
-        if content is not None:
-            content.unpersist()
+        for frame in cached:
+            frame.unpersist()
 
 
 _LIST_CHUNK = 50_000

@@ -6,7 +6,6 @@ view publish, describe of a view, read, commit keys; every table read back with 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -254,22 +253,3 @@ def test_bad_source_format_combination(people: Path, capsys: pytest.CaptureFixtu
     )
     assert code == 1 and out == ""
     assert "--format csv applies to a path" in err
-
-
-def test_maintenance_distributed_flag(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``--distributed`` lists and compares orphans on Spark: the same answer as
-    ``--no-distributed``."""
-    location = pyiceberg_catalog(people).load_table("db.people").location().removeprefix("file:")
-    stray = Path(location, "data", "stray.parquet")
-    stray.write_bytes(b"x")
-    os.utime(stray, (1_000_000_000, 1_000_000_000))
-    answers = {}
-    for flag in ("--distributed", "--no-distributed"):
-        code, orphans, err = _run(
-            capsys, people, "remove-orphans", "db.people", "--older-than", "now", "--dry-run",
-            "--json", flag,
-        )  # fmt: skip
-        assert code == 0, err
-        answers[flag] = {k: orphans[k] for k in ("orphan_paths", "listed", "referenced")}
-    assert answers["--distributed"] == answers["--no-distributed"]
-    assert answers["--distributed"]["orphan_paths"] == [str(stray)]

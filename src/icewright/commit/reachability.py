@@ -26,7 +26,7 @@ from icewright.commit.snapshot_producer import metadata_dir
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import FileContent, ManifestFile
-from icewright.manifest.live_paths import inline_manifests, live_paths
+from icewright.manifest.live_paths import expired_manifest_lists, inline_manifests, live_paths
 from icewright.manifest.manifest_list import ManifestListReader, read_manifest_list
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
@@ -268,17 +268,7 @@ def unreachable_files(
     candidates, failed = _manifests_of(io, expired, workers)
     errors += [_describe("the manifest list of expired snapshot", _named(s), e) for s, e in failed]
     unreadable = {s.snapshot_id for s, _ in failed}
-    retained_lists = {s.manifest_list for s in retained if s.manifest_list}
-    # An expired list that cannot be read is kept: it is the only record of its manifests.
-    manifest_lists = tuple(
-        dict.fromkeys(
-            s.manifest_list
-            for s in expired
-            if s.manifest_list is not None
-            and s.manifest_list not in retained_lists
-            and s.snapshot_id not in unreadable
-        )
-    )
+    manifest_lists = tuple(expired_manifest_lists(expired, retained, unreadable))
     if not candidates:
         return UnreachableFiles(manifest_lists=manifest_lists, errors=tuple(errors))
 

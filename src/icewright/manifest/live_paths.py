@@ -8,11 +8,18 @@ same walk for big tables (:mod:`icewright.spark.maintenance`).
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 from icewright.manifest.data_file import FileContent, ManifestFile
 from icewright.manifest.manifest import read_manifest
 from icewright.spec.snapshots import Snapshot
 
-__all__ = ["inline_manifests", "is_inline_placeholder", "live_paths"]
+__all__ = [
+    "expired_manifest_lists",
+    "inline_manifests",
+    "is_inline_placeholder",
+    "live_paths",
+]
 
 
 def inline_manifests(snapshot: Snapshot) -> tuple[ManifestFile, ...]:
@@ -52,3 +59,23 @@ def live_paths(data: bytes, manifest: ManifestFile) -> list[tuple[str, FileConte
     else:
         entries = read_manifest(data, manifest, metrics=())
     return [(e.data_file.file_path, e.data_file.content) for e in entries if e.is_live]
+
+
+def expired_manifest_lists(
+    expired: Sequence[Snapshot], retained: Sequence[Snapshot], unreadable: Collection[int]
+) -> list[str]:
+    """The manifest lists of ``expired`` that no ``retained`` snapshot shares, in order.
+
+    An expired list that could not be read (its snapshot id in ``unreadable``) is kept:
+    it is the only record of its manifests.
+    """
+    retained_lists = {s.manifest_list for s in retained if s.manifest_list}
+    return list(
+        dict.fromkeys(
+            s.manifest_list
+            for s in expired
+            if s.manifest_list is not None
+            and s.manifest_list not in retained_lists
+            and s.snapshot_id not in unreadable
+        )
+    )

@@ -41,7 +41,7 @@ from icewright.io.base import FileIO
 from icewright.io.file_keys import describe_conflict, file_key, key_matches
 from icewright.io.secrets import secret_properties
 from icewright.manifest.data_file import FileContent, ManifestContent, ManifestFile
-from icewright.manifest.live_paths import inline_manifests, live_paths
+from icewright.manifest.live_paths import expired_manifest_lists, inline_manifests, live_paths
 from icewright.manifest.manifest_list import ManifestListReader, read_manifest_list
 from icewright.scan.compaction import CompactionRules
 from icewright.scan.planner import iter_snapshot_tasks
@@ -291,16 +291,7 @@ def _unreachable(
         if role == _EXPIRED
     ]
     unreadable = {sid for role, sid, _ in failures if role == _EXPIRED}
-    retained_lists = {s.manifest_list for s in retained if s.manifest_list}
-    manifest_lists = list(
-        dict.fromkeys(
-            s.manifest_list
-            for s in expired
-            if s.manifest_list is not None
-            and s.manifest_list not in retained_lists
-            and s.snapshot_id not in unreadable
-        )
-    )
+    manifest_lists = expired_manifest_lists(expired, retained, unreadable)
     tasks = _slices(len(expired) + len(retained))
     result: dict[str, Any] = {
         "manifest_lists": manifest_lists,

@@ -17,7 +17,11 @@ procedure). icewright runs in a child process (table loading timed, as the proce
 load theirs), which reports its peak resident memory.
 
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/maintenance.py
-        [--files 100000] [--history 1000] [--orphans 1000]
+        [--files 100000] [--history 1000] [--orphans 1000] [--distributed]
+
+With ``--distributed`` a third identical table (``db.icd``) is expired and cleaned with
+``distributed=True`` (the walks as Spark jobs on a local session started before the clock,
+as Java's is), and its times and ratios are printed next to the in-process path's.
 
 The last line reads ``maintenance: icewright/java=<worst ratio>``.
 """
@@ -77,20 +81,31 @@ def build(warehouse: Path, name: str, files: int, history: int, orphans: int) ->
         os.utime(path, (ten_days_ago, ten_days_ago))
 
 
-def icewright_child(warehouse: Path) -> dict[str, Any]:
+def icewright_child(warehouse: Path, distributed: bool = False) -> dict[str, Any]:
+    from icewright.actions import expire, remove_orphan_files
     from icewright.catalog import FileSystemCatalog
-    from icewright.commit.expire import expire_snapshots
-    from icewright.commit.orphans import remove_orphan_files
+    from icewright.runners.local import LocalRunner
 
     catalog = FileSystemCatalog("bench", warehouse=str(warehouse))
+    name = "db.icd" if distributed else "db.ice"
+    runner = LocalRunner()
+    if distributed:
+        runner.spark.range(1).count()  # the session starts before the clock
     start = time.perf_counter()
-    expired = expire_snapshots(
-        catalog.load_table("db.ice"), older_than_ms=int(time.time() * 1000), retain_last=1
+    expired = expire(
+        catalog.load_table(name),
+        older_than=int(time.time() * 1000),
+        retain_last=1,
+        distributed=distributed,
+        runner=runner,
     )
     expire_s = time.perf_counter() - start
     start = time.perf_counter()
     removed = remove_orphan_files(
-        catalog.load_table("db.ice"), older_than_ms=int((time.time() - DAY_S) * 1000)
+        catalog.load_table(name),
+        older_than=int((time.time() - DAY_S) * 1000),
+        distributed=distributed,
+        runner=runner,
     )
     orphans_s = time.perf_counter() - start
     return {
@@ -132,33 +147,43 @@ def java_child(root: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--files", type=int, default=100_000)
-    parser.add_argument("--history", type=int, default=1000)
-    parser.add_argument("--orphans", type=int, default=1000)
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(icewright_child(args.child)))
-        return
-
-    root = Path(tempfile.mkdtemp(prefix="icewright-bench-maintenance-"))
-    warehouse = root / "java" / "warehouse"  # the Java session's hadoop_cat warehouse
-    start = time.perf_counter()
-    for name in ("ice", "java"):
-        build(warehouse, name, args.files, args.history, args.orphans)
-    print(f"built two tables in {time.perf_counter() - start:.1f}s under {root}")
-
+def child(warehouse: Path, *, distributed: bool) -> dict[str, Any]:
+    """icewright's run in a fresh process (its peak memory is its own)."""
+    command = [sys.executable, __file__, "--child", str(warehouse)]
     done = subprocess.run(
-        [sys.executable, __file__, "--child", str(warehouse)],
+        command + (["--distributed"] if distributed else []),
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
         raise SystemExit(f"icewright child failed:\n{done.stderr[-4000:]}")
-    ours = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--history", type=int, default=1000)
+    parser.add_argument("--orphans", type=int, default=1000)
+    parser.add_argument("--distributed", action="store_true")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(icewright_child(args.child, args.distributed)))
+        return
+
+    root = Path(tempfile.mkdtemp(prefix="icewright-bench-maintenance-"))
+    warehouse = root / "java" / "warehouse"  # the Java session's hadoop_cat warehouse
+    start = time.perf_counter()
+    names = ("ice", "java", "icd") if args.distributed else ("ice", "java")
+    for name in names:
+        build(warehouse, name, args.files, args.history, args.orphans)
+    print(f"built {len(names)} tables in {time.perf_counter() - start:.1f}s under {root}")
+
+    ours = child(warehouse, distributed=False)
+    spread = child(warehouse, distributed=True) if args.distributed else None
     java = java_child(root)
 
     e, o = ours["expire"], ours["orphans"]
@@ -176,6 +201,24 @@ def main() -> None:
         f"ratio {o['seconds'] / java['orphans']['seconds']:.2f}"
     )
     print(f"icewright maintenance process: peak RSS {ours['peak_rss_mb']:.0f} MiB")
+    if spread is not None:
+        d, do = spread["expire"], spread["orphans"]
+        print(
+            f"distributed (local Spark): expire {d['seconds']:.2f}s "
+            f"(ratio to java {d['seconds'] / java['expire']['seconds']:.2f}, to in-process "
+            f"{d['seconds'] / e['seconds']:.2f}); remove orphans {do['files']} files "
+            f"{do['seconds']:.2f}s (ratio to java "
+            f"{do['seconds'] / java['orphans']['seconds']:.2f}, "
+            f"to in-process {do['seconds'] / o['seconds']:.2f}); peak RSS of that process "
+            f"{spread['peak_rss_mb']:.0f} MiB"
+        )
+        same = (d["data_files"], d["manifests"], do["files"]) == (
+            e["data_files"],
+            e["manifests"],
+            o["files"],
+        )
+        if not same:
+            raise SystemExit("the distributed and in-process paths disagree")
     if o["files"] != java["orphans"]["files"]:
         raise SystemExit("the engines disagree on the orphan count")
     worst = max(e["seconds"] / java["expire"]["seconds"], o["seconds"] / java["orphans"]["seconds"])

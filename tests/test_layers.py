@@ -168,3 +168,16 @@ def test_the_checks_see_a_circle_and_an_upward_import() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _layer("icewright.actions.append") > _layer("icewright.runners.local")
     assert _layer("icewright.spark.write") < _layer("icewright.runners.base")
+
+
+def test_spark_never_commits() -> None:
+    """Spark jobs write files and plan; only the provider commits: no module of
+    ``icewright.spark`` imports the commit engine or a catalog."""
+    found = [
+        f"{path.relative_to(SRC)}:{line} imports {target}"
+        for module, path in MODULES.items()
+        if _package(module) == "icewright.spark"
+        for line, target in _imports(path)
+        if _package(target) in ("icewright.commit", "icewright.catalog")
+    ]
+    assert not found, "\n".join(found)

@@ -270,3 +270,15 @@ def test_render_table_aligns() -> None:
 def test_schema_json_roundtrip_through_schema_class() -> None:
     s = load_schema(json.dumps(Schema.from_json(parse_schema(BRIEF_SCHEMA).to_json()).to_json()))
     assert s == parse_schema(BRIEF_SCHEMA)
+
+
+@pytest.mark.parametrize("verb", ["expire", "remove-orphans", "rewrite"])
+def test_distributed_flag_parses(verb: str) -> None:
+    """``--distributed`` / ``--no-distributed`` / neither reach the action as True / False
+    / None (the action decides by the table's size)."""
+    from icewright.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args([verb, "db.t", "--distributed"]).distributed is True
+    assert parser.parse_args([verb, "db.t", "--no-distributed"]).distributed is False
+    assert parser.parse_args([verb, "db.t"]).distributed is None

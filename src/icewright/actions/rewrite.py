@@ -29,12 +29,14 @@ from icewright.actions.append import (
     keyed,
 )
 from icewright.actions.arguments import check_rewrite
+from icewright.actions.distributed import use_distributed
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.commit.in_flight import in_flight
 from icewright.commit.reachability import ancestors_of
 from icewright.commit.summary import CHANGED_PARTITION_COUNT, COMMIT_KEY
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
+from icewright.scan.compaction import CompactionRules
 
 if TYPE_CHECKING:
     from icewright.catalog import Table
@@ -49,9 +51,6 @@ __all__ = ["FileGroup", "group_digest", "plan_groups", "rewrite"]
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024
-MIN_FILE_SIZE_RATIO = 0.75
-MAX_FILE_SIZE_RATIO = 1.80
-MAX_GROUP_SIZE = 100 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +79,14 @@ def rewrite(
     branch: str = "main",
     commit_key: str | None = None,
     runner: Runner | None = None,
+    distributed: bool | None = None,
 ) -> RewriteResult:
     """Compact the data files of ``table`` (see the module docstring); one ``replace``
     snapshot, validated against commits since the snapshot read.
 
-    ``where`` limits the candidates to files that may hold matching rows.
+    ``where`` limits the candidates to files that may hold matching rows. ``distributed``
+    plans the groups as a Spark job on ``runner`` (True), here (False) or by the table's
+    size (None: :mod:`icewright.actions.distributed`).
     ``target_file_size`` defaults to the table's ``write.target-file-size-bytes``
     (512 MiB). ``sort`` range-sorts each group by the table's sort order (which must
     exist). With ``partial_progress_max_commits`` N the groups are committed in up to N
@@ -114,6 +116,8 @@ def rewrite(
             target_file_size=target,
             min_input_files=min_input_files,
             branch=branch,
+            distributed=distributed,
+            runner=runner,
         )
     if not groups:
         return _noop(current, branch, timer)
@@ -244,8 +248,12 @@ def plan_groups(
     target_file_size: int,
     min_input_files: int = 5,
     branch: str = "main",
+    distributed: bool | None = None,
+    runner: Runner | None = None,
 ) -> list[FileGroup]:
-    """The file groups a rewrite would compact (see the module docstring)."""
+    """The file groups a rewrite would compact (see the module docstring); planned by a
+    Spark job on ``runner`` when ``distributed`` says so (see :func:`rewrite`)."""
+    from icewright.expressions import sql_filter
     from icewright.scan import TableScan
 
     options: dict[str, object] = {"ref": branch}
@@ -254,38 +262,27 @@ def plan_groups(
     scan = TableScan.of(table, **options)
     if scan.snapshot() is None:
         return []
-    spec_id = table.metadata.default_spec_id
-    low = MIN_FILE_SIZE_RATIO * target_file_size
-    high = MAX_FILE_SIZE_RATIO * target_file_size
+    rules = CompactionRules(target_file_size, min_input_files, table.metadata.default_spec_id)
+    if use_distributed(table, distributed):
+        snapshot = scan.snapshot()
+        assert snapshot is not None
+        planned = runner_or_default(runner).plan_rewrite(
+            table.metadata,
+            table.io,
+            snapshot.snapshot_id,
+            where=sql_filter(where) if isinstance(where, str) else where,
+            rules=rules,
+        )
+        return [FileGroup(sid, partition, tasks) for sid, partition, tasks in planned]
     by_partition: dict[tuple[int, tuple[object, ...]], list[FileScanTask]] = {}
     for task in scan.plan_files():
-        size = task.data_file.file_size_in_bytes
-        if size < low or size > high or task.spec_id != spec_id:
+        if rules.is_candidate(task):
             by_partition.setdefault((task.spec_id, task.partition), []).append(task)
-    groups: list[FileGroup] = []
-    for (sid, partition), tasks in by_partition.items():
-        for packed in _bin_pack(tasks, MAX_GROUP_SIZE):
-            group = FileGroup(sid, partition, tuple(packed))
-            too_large = any(t.data_file.file_size_in_bytes > high for t in packed)
-            enough_content = len(packed) > 1 and group.size > target_file_size
-            if len(packed) >= min_input_files or enough_content or too_large or sid != spec_id:
-                groups.append(group)
-    return groups
-
-
-def _bin_pack(tasks: list[FileScanTask], limit: int) -> list[list[FileScanTask]]:
-    """First-fit decreasing by file size into bins of at most ``limit`` bytes."""
-    bins: list[tuple[int, list[FileScanTask]]] = []
-    for task in sorted(tasks, key=lambda t: -t.data_file.file_size_in_bytes):
-        size = task.data_file.file_size_in_bytes
-        for i, (used, items) in enumerate(bins):
-            if used + size <= limit:
-                items.append(task)
-                bins[i] = (used + size, items)
-                break
-        else:
-            bins.append((size, [task]))
-    return [items for _, items in bins]
+    return [
+        FileGroup(sid, partition, tuple(packed))
+        for (sid, partition), tasks in by_partition.items()
+        for packed in rules.groups(sid, tasks)
+    ]
 
 
 def _batches(groups: list[FileGroup], max_commits: int | None) -> list[list[FileGroup]]:

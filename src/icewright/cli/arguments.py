@@ -12,7 +12,14 @@ import re
 from icewright.actions.instants import instant_ms as parse_instant
 from icewright.errors import ValidationError
 
-__all__ = ["instant_ms", "key_value", "positive_int", "size_bytes", "snapshot_ref"]
+__all__ = [
+    "add_distributed",
+    "instant_ms",
+    "key_value",
+    "positive_int",
+    "size_bytes",
+    "snapshot_ref",
+]
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -95,3 +102,15 @@ WHERE_HELP = (
     '"region != \'eu\'" does not match a NULL region (add "OR region IS NULL" for that), '
     "and NaN sorts above every number"
 )
+
+
+def add_distributed(parser: argparse.ArgumentParser) -> None:
+    """``--distributed`` / ``--no-distributed``: plan on Spark, or here; neither: by the
+    table's size (:mod:`icewright.actions.distributed`)."""
+    parser.add_argument(
+        "--distributed",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="read the manifests in a Spark job (on --master), or here with "
+        "--no-distributed (default: by maintenance.distributed.min-data-files)",
+    )

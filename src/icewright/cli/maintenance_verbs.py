@@ -1,12 +1,13 @@
-"""The maintenance verbs: ``expire`` and ``remove-orphans`` (no Spark; the listing and the
-deletes run in this process)."""
+"""The maintenance verbs: ``expire`` and ``remove-orphans``. The commit and the deletes run
+in this process; deciding what to delete runs here or, for big tables (``--distributed``),
+as a Spark job on ``--master``."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import instant_ms, positive_int
+from icewright.cli.arguments import add_distributed, instant_ms, positive_int
 from icewright.cli.output import dump_json, format_millis, render_pairs
 from icewright.cli.progress import activity
 
@@ -32,6 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--older-than", type=instant_ms, metavar="TIME", help=_TIME_HELP)
     p.add_argument("--retain-last", type=positive_int, metavar="N")
     p.add_argument("--dry-run", action="store_true", help="report, commit and delete nothing")
+    add_distributed(p)
     p.set_defaults(handler=run_expire)
 
     p = sub.add_parser(
@@ -44,6 +46,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="TABLE")
     p.add_argument("--older-than", type=instant_ms, metavar="TIME", help=_TIME_HELP)
     p.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
+    add_distributed(p)
     p.set_defaults(handler=run_remove_orphans)
 
 
@@ -59,6 +62,8 @@ def run_expire(ctx: Context, args: argparse.Namespace) -> int:
             older_than=args.older_than,
             retain_last=args.retain_last,
             dry_run=args.dry_run,
+            distributed=args.distributed,
+            runner=ctx.runner,
         )
     if ctx.json:
         dump_json({"table": str(table.identifier), **_as_dict(result)}, ctx.stdout)
@@ -100,7 +105,13 @@ def run_remove_orphans(ctx: Context, args: argparse.Namespace) -> int:
     table = ctx.catalog.load_table(args.table)
     label = "listing orphans (dry run)" if args.dry_run else "listing and deleting orphan files"
     with activity(ctx.stderr, label):
-        result = remove_orphan_files(table, older_than=args.older_than, dry_run=args.dry_run)
+        result = remove_orphan_files(
+            table,
+            older_than=args.older_than,
+            dry_run=args.dry_run,
+            distributed=args.distributed,
+            runner=ctx.runner,
+        )
     if ctx.json:
         dump_json({"table": str(table.identifier), **_as_dict(result)}, ctx.stdout)
         return 0

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import WHERE_HELP, key_value, positive_int, size_bytes
+from icewright.cli.arguments import (
+    WHERE_HELP,
+    add_distributed,
+    key_value,
+    positive_int,
+    size_bytes,
+)
 from icewright.cli.output import render_pairs
 from icewright.cli.progress import activity, spark_progress
 from icewright.errors import ValidationError
@@ -108,6 +114,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--min-input-files", type=positive_int, default=5, metavar="N")
     p.add_argument("--sort", action="store_true", help="range-sort by the table's sort order")
     p.add_argument("--commit-key", metavar="K")
+    add_distributed(p)
     p.set_defaults(handler=run_rewrite)
 
 
@@ -224,6 +231,7 @@ def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
             sort=args.sort,
             commit_key=args.commit_key,
             runner=ctx.runner,
+            distributed=args.distributed,
         )
     if not result.committed and result.groups_rewritten == 0:
         headline = f"nothing to rewrite in {result.table}"

@@ -39,6 +39,7 @@ from icewright.catalog.base import Table
 from icewright.commit.reachability import (
     DEFAULT_READ_WORKERS,
     UnreachableFiles,
+    UnreachableFinder,
     ancestors_of,
     statistics_paths,
     unreachable_files,
@@ -179,6 +180,7 @@ class ExpireSnapshots(PendingUpdate):
         self._dry_run = False
         self._report_paths = False
         self._workers = DEFAULT_READ_WORKERS
+        self._find: UnreachableFinder | None = None
         self._last_base: TableMetadata | None = None
 
     # --- options ------------------------------------------------------------------
@@ -222,6 +224,13 @@ class ExpireSnapshots(PendingUpdate):
     def read_workers(self, workers: int) -> Self:
         """How many manifest lists and manifests are read at once (default 8)."""
         self._workers = _check_int(workers, "read_workers", minimum=1)
+        return self
+
+    def find_unreachable_with(self, find: UnreachableFinder | None) -> Self:
+        """Decide which files only the expired snapshots reach with ``find`` (default:
+        :func:`~icewright.commit.reachability.unreachable_files` in this process; a Spark
+        job for big tables). The commit and the deletes stay here either way."""
+        self._find = find
         return self
 
     # --- the metadata change ------------------------------------------------------
@@ -398,7 +407,10 @@ class ExpireSnapshots(PendingUpdate):
                 files_cleaned=False,
                 commit=commit,
             )
-        plan = unreachable_files(io, expired, retained, workers=self._workers)
+        if self._find is not None:
+            plan = self._find(io, expired, retained)
+        else:
+            plan = unreachable_files(io, expired, retained, workers=self._workers)
         stats = tuple(sorted(statistics_paths(before) - statistics_paths(after)))
         if self._dry_run:
             return _result(
@@ -527,12 +539,14 @@ def expire_snapshots(
     clean_files: bool = True,
     dry_run: bool = False,
     report_paths: bool = False,
+    find: UnreachableFinder | None = None,
 ) -> ExpireResult:
     """Expire snapshots of ``table`` and delete the files only they reached.
 
     ``older_than_ms`` and ``retain_last`` override the table's ``history.expire.*``
     defaults (a branch's own retention settings still win, as in Iceberg Java);
-    ``snapshot_ids`` are expired as well. See :class:`ExpireSnapshots`.
+    ``snapshot_ids`` are expired as well; ``find`` decides which files only they reach
+    (:meth:`ExpireSnapshots.find_unreachable_with`). See :class:`ExpireSnapshots`.
     """
     update = ExpireSnapshots(table)
     if older_than_ms is not None:
@@ -545,5 +559,6 @@ def expire_snapshots(
         update.clean_expired_files(clean_files)
         .dry_run(dry_run)
         .report_paths(report_paths)
+        .find_unreachable_with(find)
         .execute()
     )

@@ -27,8 +27,8 @@ manifest would make its files look unreferenced.
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from icewright.catalog.base import Table
@@ -36,13 +36,19 @@ from icewright.commit.expire import GC_ENABLED, gc_enabled
 from icewright.commit.in_flight import CLOCK_SLACK_MS, STORE_DIR, oldest_in_flight_ms
 from icewright.commit.reachability import DEFAULT_READ_WORKERS, referenced_files
 from icewright.errors import ValidationError
-from icewright.io.base import S3_SCHEMES, FileIO, uri_scheme
+from icewright.io.base import FileIO
+from icewright.io.file_keys import FileKey, describe_conflict, file_key, key_matches
+from icewright.spec.table_metadata import TableMetadata
 
 __all__ = [
     "DEFAULT_ORPHAN_AGE_MS",
     "FileKey",
+    "FoundOrphans",
+    "OrphanFinder",
     "OrphanResult",
+    "OrphanSearch",
     "file_key",
+    "find_orphans",
     "remove_orphan_files",
 ]
 
@@ -50,47 +56,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ORPHAN_AGE_MS = 3 * 24 * 60 * 60 * 1000
 """Files younger than this (three days, as in Java) are never taken for orphans."""
-
-_SLASHES = re.compile(r"/{2,}")
-
-
-@dataclass(frozen=True, slots=True)
-class FileKey:
-    """A location split for comparison: scheme (``s3a``/``s3n`` as ``s3``; a plain
-    absolute path as ``file``), authority (None when empty, or ``localhost`` for
-    ``file``) and the path with repeated slashes collapsed."""
-
-    scheme: str | None
-    authority: str | None
-    path: str
-
-
-def file_key(location: str) -> FileKey:
-    """The comparison key of ``location`` (see :class:`FileKey`).
-
-    >>> file_key("file:/t/x") == file_key("file:///t/x") == file_key("/t/x")
-    True
-    >>> file_key("s3a://b/t/x")
-    FileKey(scheme='s3', authority='b', path='/t/x')
-    """
-    scheme = uri_scheme(location)
-    if scheme is None:
-        # A plain absolute path is a local file, as load_file_io treats it.
-        return FileKey("file" if location.startswith("/") else None, None, _clean(location))
-    rest = location[len(scheme) + 1 :]
-    authority: str | None = None
-    if rest.startswith("//"):
-        authority, slash, tail = rest[2:].partition("/")
-        rest = slash + tail
-    if scheme in S3_SCHEMES:
-        scheme = "s3"
-    if scheme == "file" and authority in ("", "localhost"):
-        authority = None
-    return FileKey(scheme, authority or None, _clean(rest))
-
-
-def _clean(path: str) -> str:
-    return _SLASHES.sub("/", path)
 
 
 @dataclass(frozen=True)
@@ -123,10 +88,14 @@ def remove_orphan_files(
     location: str | None = None,
     dry_run: bool = False,
     io: FileIO | None = None,
+    find: OrphanFinder | None = None,
 ) -> OrphanResult:
     """Delete the files under ``location`` (default: the table location) that no metadata
     references and that were last modified before ``older_than_ms`` (default: three days
-    ago). ``io`` lists, reads and deletes (default: the table's FileIO).
+    ago). ``io`` lists, reads and deletes (default: the table's FileIO). ``find`` lists
+    the location and compares it with the references (default: :func:`find_orphans`, in
+    this process; a Spark job for big tables, :mod:`icewright.actions.maintenance`); the
+    deletes always run here.
 
     The table is refreshed first, so that the newest commit's files count as referenced.
     Raises :class:`ValidationError` (deleting nothing) when ``gc.enabled`` is false, when
@@ -165,46 +134,25 @@ def remove_orphan_files(
     if not root:
         raise ValidationError("remove_orphan_files needs a non-empty location to list")
 
-    valid = referenced_files(
-        file_io, metadata, current.metadata_location, workers=DEFAULT_READ_WORKERS
-    ).all()
-    # path -> the (scheme, authority) forms under which the metadata references it
-    valid_forms: dict[str, set[tuple[str | None, str | None]]] = {}
-    for ref in valid:
-        key = file_key(ref)
-        valid_forms.setdefault(key.path, set()).add((key.scheme, key.authority))
-
-    listed = 0
-    too_new = 0
-    orphans: list[str] = []
-    conflicts: set[str] = set()
     store = file_key(f"{metadata.location.rstrip('/')}/{STORE_DIR}/").path
-    for info in file_io.list_prefix(root):
-        listed += 1
-        key = file_key(info.path)
-        if key.path.startswith(store):
-            continue  # icewright's job store: results of uncommitted jobs, markers
-        forms = valid_forms.get(key.path)
-        if forms is not None:
-            if not any(_matches(form, key) for form in forms):
-                conflicts.add(
-                    f"{info.path} vs referenced "
-                    + ", ".join(sorted(f"{s}://{a or ''}" for s, a in forms))
-                )
-            continue
-        if info.modified_ms >= cutoff:
-            too_new += 1
-            continue
-        orphans.append(info.path)
-    if conflicts:
-        shown = sorted(conflicts)[:5]
+    request = OrphanSearch(
+        metadata=metadata,
+        metadata_location=current.metadata_location,
+        root=root,
+        cutoff_ms=cutoff,
+        skip_prefix=store,
+    )
+    found = (find or find_orphans)(file_io, request)
+    if found.conflicts:
+        shown = sorted(found.conflicts)[:5]
         raise ValidationError(
-            f"cannot tell whether {len(conflicts)} listed file(s) are orphans: the metadata "
-            f"references the same paths under another scheme or authority ({'; '.join(shown)}). "
-            "Nothing was deleted; list the location under the scheme and bucket the table uses"
+            f"cannot tell whether {len(found.conflicts)} listed file(s) are orphans: the "
+            "metadata references the same paths under another scheme or authority "
+            f"({'; '.join(shown)}). Nothing was deleted; list the location under the scheme "
+            "and bucket the table uses"
         )
 
-    orphans.sort()
+    orphans = sorted(found.orphans)
     failed: list[str] = []
     errors: list[str] = []
     if orphans and not dry_run:
@@ -219,17 +167,73 @@ def remove_orphan_files(
         dry_run=dry_run,
         orphan_paths=tuple(p for p in orphans if p not in gone),
         deleted=0 if dry_run else len(orphans) - len(failed),
-        listed=listed,
-        referenced=len(valid),
-        too_new=too_new,
+        listed=found.listed,
+        referenced=found.referenced,
+        too_new=found.too_new,
         failed=tuple(sorted(failed)),
         errors=tuple(errors),
     )
 
 
-def _matches(valid: tuple[str | None, str | None], actual: FileKey) -> bool:
-    # Java's FileURI: an empty scheme or authority on the referenced side matches any.
-    scheme, authority = valid
-    scheme_ok = not scheme or scheme == (actual.scheme or "")
-    authority_ok = not authority or authority.lower() == (actual.authority or "").lower()
-    return scheme_ok and authority_ok
+@dataclass(frozen=True)
+class OrphanSearch:
+    """What a search for orphans is given: the table state, the location to list, the
+    cutoff (files modified at or after it are too new), and the normalized path prefix
+    never to consider (icewright's job store)."""
+
+    metadata: TableMetadata
+    metadata_location: str
+    root: str
+    cutoff_ms: int
+    skip_prefix: str
+
+
+@dataclass(frozen=True)
+class FoundOrphans:
+    """What a search found: the orphan paths (any order), how many files were listed, how
+    many distinct paths the metadata references, how many unreferenced files were too new,
+    and the listed files referenced only under another scheme or authority."""
+
+    orphans: Sequence[str]
+    listed: int
+    referenced: int
+    too_new: int
+    conflicts: Sequence[str] = ()
+
+
+OrphanFinder = Callable[[FileIO, OrphanSearch], FoundOrphans]
+"""Lists ``OrphanSearch.root`` and compares it with everything the metadata references."""
+
+
+def find_orphans(io: FileIO, search: OrphanSearch) -> FoundOrphans:
+    """The orphans under ``search.root``, found in this process: every reference is read
+    (:func:`~icewright.commit.reachability.referenced_files`), then the location is listed
+    once and each file compared by :func:`~icewright.io.file_keys.file_key`."""
+    valid = referenced_files(
+        io, search.metadata, search.metadata_location, workers=DEFAULT_READ_WORKERS
+    ).all()
+    # path -> the (scheme, authority) forms under which the metadata references it
+    valid_forms: dict[str, set[tuple[str | None, str | None]]] = {}
+    for ref in valid:
+        key = file_key(ref)
+        valid_forms.setdefault(key.path, set()).add((key.scheme, key.authority))
+
+    listed = 0
+    too_new = 0
+    orphans: list[str] = []
+    conflicts: set[str] = set()
+    for info in io.list_prefix(search.root):
+        listed += 1
+        key = file_key(info.path)
+        if key.path.startswith(search.skip_prefix):
+            continue  # icewright's job store: results of uncommitted jobs, markers
+        forms = valid_forms.get(key.path)
+        if forms is not None:
+            if not any(key_matches(form, key) for form in forms):
+                conflicts.add(describe_conflict(info.path, forms))
+            continue
+        if info.modified_ms >= search.cutoff_ms:
+            too_new += 1
+            continue
+        orphans.append(info.path)
+    return FoundOrphans(orphans, listed, len(valid), too_new, sorted(conflicts))

@@ -26,7 +26,7 @@ from icewright.commit.snapshot_producer import metadata_dir
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import FileContent, ManifestFile
-from icewright.manifest.manifest import read_manifest
+from icewright.manifest.live_paths import expired_manifest_lists, inline_manifests, live_paths
 from icewright.manifest.manifest_list import ManifestListReader, read_manifest_list
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
@@ -36,6 +36,7 @@ __all__ = [
     "VERSION_HINT_FILE",
     "ReferencedFiles",
     "UnreachableFiles",
+    "UnreachableFinder",
     "ancestors_of",
     "live_files",
     "metadata_file_paths",
@@ -88,38 +89,13 @@ def snapshot_manifests(io: FileIO, snapshot: Snapshot) -> tuple[ManifestFile, ..
     if snapshot.manifest_list is not None:
         path = snapshot.manifest_list
         return tuple(read_manifest_list(io.read(path), path))
-    return tuple(
-        ManifestFile(
-            manifest_path=p,
-            manifest_length=0,
-            partition_spec_id=0,
-            added_snapshot_id=snapshot.snapshot_id,
-            sequence_number=0,
-            min_sequence_number=0,
-        )
-        for p in snapshot.manifests or ()
-    )
-
-
-def _is_placeholder(manifest: ManifestFile) -> bool:
-    # A record made for an inline v1 manifest (see snapshot_manifests): its spec id and
-    # counts are unknown, so the manifest is read without list-level inheritance.
-    return manifest.manifest_length == 0 and manifest.added_files_count is None
+    return inline_manifests(snapshot)
 
 
 def live_files(io: FileIO, manifest: ManifestFile) -> list[tuple[str, FileContent]]:
-    """The path and content kind of every live (ADDED or EXISTING) entry of ``manifest``.
-
-    DELETED entries are skipped, as Java's ``ManifestFiles.readPaths`` skips them: the
-    file is live in an older manifest, which is where its reachability is decided.
-    """
-    data = io.read(manifest.manifest_path)
-    # only paths are wanted: the column metrics (most of an entry) are not decoded
-    if _is_placeholder(manifest):
-        entries = read_manifest(data, path=manifest.manifest_path, metrics=())
-    else:
-        entries = read_manifest(data, manifest, metrics=())
-    return [(e.data_file.file_path, e.data_file.content) for e in entries if e.is_live]
+    """The path and content kind of every live (ADDED or EXISTING) entry of ``manifest``
+    (:func:`icewright.manifest.live_paths.live_paths`)."""
+    return live_paths(io.read(manifest.manifest_path), manifest)
 
 
 def _may_hold_live_files(manifest: ManifestFile) -> bool:
@@ -292,17 +268,7 @@ def unreachable_files(
     candidates, failed = _manifests_of(io, expired, workers)
     errors += [_describe("the manifest list of expired snapshot", _named(s), e) for s, e in failed]
     unreadable = {s.snapshot_id for s, _ in failed}
-    retained_lists = {s.manifest_list for s in retained if s.manifest_list}
-    # An expired list that cannot be read is kept: it is the only record of its manifests.
-    manifest_lists = tuple(
-        dict.fromkeys(
-            s.manifest_list
-            for s in expired
-            if s.manifest_list is not None
-            and s.manifest_list not in retained_lists
-            and s.snapshot_id not in unreadable
-        )
-    )
+    manifest_lists = tuple(expired_manifest_lists(expired, retained, unreadable))
     if not candidates:
         return UnreachableFiles(manifest_lists=manifest_lists, errors=tuple(errors))
 
@@ -366,6 +332,11 @@ def unreachable_files(
         errors=tuple(errors),
         retained_manifests_read=len(checked),
     )
+
+
+UnreachableFinder = Callable[[FileIO, Sequence[Snapshot], Sequence[Snapshot]], UnreachableFiles]
+"""Decides what :func:`unreachable_files` decides (``io, expired, retained``), elsewhere:
+a Spark job for tables too big for one process (:mod:`icewright.spark.maintenance`)."""
 
 
 _LIST_WINDOW = 64

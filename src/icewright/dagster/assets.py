@@ -421,6 +421,7 @@ def iceberg_rewrite_asset(
     min_input_files: int = 5,
     sort: bool = False,
     partial_progress_max_commits: int | None = None,
+    distributed: bool | None = None,
     key: dg.AssetKey | str | Sequence[str] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     **asset_options: Any,
@@ -442,6 +443,7 @@ def iceberg_rewrite_asset(
             partial_progress_max_commits=partial_progress_max_commits,
             commit_key=commit_key,
             runner=step.runner,
+            distributed=distributed,
         )
 
     return _maintenance_asset(
@@ -461,18 +463,27 @@ def iceberg_expire_asset(
     *,
     older_than: str | int | None = None,
     retain_last: int | None = None,
+    distributed: bool | None = None,
     key: dg.AssetKey | str | Sequence[str] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     **asset_options: Any,
 ) -> dg.AssetsDefinition:
     """An asset (``<table key>/expire``) that expires ``table``'s old snapshots and deletes
-    the files only they reached (:func:`icewright.actions.expire`)."""
+    the files only they reached (:func:`icewright.actions.expire`; ``distributed`` as
+    there)."""
     check_expire(older_than, retain_last)
 
     def act(step: _Step, commit_key: str | None) -> Any:
         from icewright.actions import expire
 
-        return expire(table, catalog=step.catalog, older_than=older_than, retain_last=retain_last)
+        return expire(
+            table,
+            catalog=step.catalog,
+            older_than=older_than,
+            retain_last=retain_last,
+            distributed=distributed,
+            runner=step.runner,
+        )
 
     return _maintenance_asset(
         "expire",
@@ -490,19 +501,26 @@ def iceberg_remove_orphans_asset(
     table: str,
     *,
     older_than: str | int | None = None,
+    distributed: bool | None = None,
     key: dg.AssetKey | str | Sequence[str] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     **asset_options: Any,
 ) -> dg.AssetsDefinition:
     """An asset (``<table key>/remove_orphans``) that deletes files under ``table``'s
     location that no metadata references (:func:`icewright.actions.remove_orphan_files`;
-    ``older_than`` defaults to three days ago)."""
+    ``older_than`` defaults to three days ago; ``distributed`` as there)."""
     check_orphans(older_than)
 
     def act(step: _Step, commit_key: str | None) -> Any:
         from icewright.actions import remove_orphan_files
 
-        return remove_orphan_files(table, catalog=step.catalog, older_than=older_than)
+        return remove_orphan_files(
+            table,
+            catalog=step.catalog,
+            older_than=older_than,
+            distributed=distributed,
+            runner=step.runner,
+        )
 
     return _maintenance_asset(
         "remove_orphans",

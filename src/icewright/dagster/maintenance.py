@@ -95,6 +95,7 @@ def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpD
                     catalog=catalog,
                     older_than=plan.expire_older_than,
                     retain_last=plan.expire_retain_last,
+                    runner=runner,
                 ),
             )
             done["expire"] = _flat(to_jsonable(expired))
@@ -104,7 +105,7 @@ def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpD
                 context,
                 runner,
                 lambda: remove_orphan_files(
-                    table, catalog=catalog, older_than=plan.orphans_older_than
+                    table, catalog=catalog, older_than=plan.orphans_older_than, runner=runner
                 ),
             )
             done["remove_orphans"] = _flat(to_jsonable(orphans))

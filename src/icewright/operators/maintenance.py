@@ -33,6 +33,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     :param sort: range-sort each group by the table's sort order.
     :param partial_progress_max_commits: commit the groups in up to N commits.
     :param branch: the branch (templated).
+    :param distributed: plan the groups in a Spark job (True), in the task (False), or by
+        the table's ``maintenance.distributed.min-data-files`` (None).
 
     Deferrable (``deferrable=True`` with ``spark-submit``): each file group's job runs
     detached while the task defers, one deferral per group; on each resume the action
@@ -54,10 +56,12 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         sort: bool = False,
         partial_progress_max_commits: int | None = None,
         branch: str = "main",
+        distributed: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = table
+        self.distributed = distributed
         self.where = where
         self.target_file_size = target_file_size
         self.min_input_files = min_input_files
@@ -86,6 +90,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             branch=self.branch,
             commit_key=commit_key,
             runner=self.make_runner(),
+            distributed=self.distributed,
         )
 
     @property
@@ -105,6 +110,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             target_file_size=target_size(current, self.target_file_size),
             min_input_files=self.min_input_files,
             branch=self.branch,
+            distributed=self.distributed,
+            runner=self.make_runner(),
         )
         self.log.info("deferrable: %d file group(s) to rewrite, a deferral each", len(groups))
         return len(groups)
@@ -119,6 +126,8 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
         timedelta; templated); default the table's ``history.expire.max-snapshot-age-ms``.
     :param retain_last: always keep this many of the newest snapshots.
     :param dry_run: commit and delete nothing; report what would go.
+    :param distributed: find the files to delete in a Spark job (True), in the task
+        (False), or by the table's ``maintenance.distributed.min-data-files`` (None).
     """
 
     template_fields: Sequence[str] = ("table", "older_than")
@@ -131,12 +140,14 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
         older_than: Any = None,
         retain_last: int | None = None,
         dry_run: bool = False,
+        distributed: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = table
         self.older_than = older_than
         self.retain_last = retain_last
+        self.distributed = distributed
         self.is_dry_run = dry_run  # BaseOperator has a dry_run() method
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
@@ -149,6 +160,8 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
             older_than=instant_ms(self.older_than),
             retain_last=self.retain_last,
             dry_run=self.is_dry_run,
+            distributed=self.distributed,
+            runner=self.make_runner(),
         )
 
     def result_payload(self, result: Any) -> dict[str, Any]:
@@ -168,16 +181,25 @@ class IcebergRemoveOrphanFilesOperator(IcebergBaseOperator):
     :param table: ``"ns.table"`` (templated).
     :param older_than: only files older than this (default: three days ago; templated).
     :param dry_run: only list them.
+    :param distributed: list and compare in a Spark job (True), in the task (False), or
+        by the table's ``maintenance.distributed.min-data-files`` (None).
     """
 
     template_fields: Sequence[str] = ("table", "older_than")
     commits_snapshot = False
 
     def __init__(
-        self, *, table: str, older_than: Any = None, dry_run: bool = False, **kwargs: Any
+        self,
+        *,
+        table: str,
+        older_than: Any = None,
+        dry_run: bool = False,
+        distributed: bool | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = table
+        self.distributed = distributed
         self.older_than = older_than
         self.is_dry_run = dry_run  # BaseOperator has a dry_run() method
 
@@ -190,6 +212,8 @@ class IcebergRemoveOrphanFilesOperator(IcebergBaseOperator):
             catalog=self.catalog,
             older_than=instant_ms(self.older_than),
             dry_run=self.is_dry_run,
+            distributed=self.distributed,
+            runner=self.make_runner(),
         )
 
     def result_payload(self, result: Any) -> dict[str, Any]:

@@ -13,11 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from icewright.commit.orphans import FoundOrphans, OrphanSearch
+    from icewright.commit.reachability import UnreachableFiles
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.maintenance import RewriteGroup
+    from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
+    from icewright.spec.snapshots import Snapshot
     from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["Runner", "TableResolver"]
@@ -72,6 +77,34 @@ class Runner(Protocol):
         self, sql: str, resolve: TableResolver
     ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
         """The schema of the query ``sql``, and the icewright tables it references."""
+        ...
+
+    def unreachable_files(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        expired: Sequence[Snapshot],
+        retained: Sequence[Snapshot],
+    ) -> UnreachableFiles:
+        """As :func:`icewright.commit.reachability.unreachable_files`, as a Spark job
+        (executors read the manifests); ``metadata`` is the table's, before expiry."""
+        ...
+
+    def find_orphans(self, io: FileIO, search: OrphanSearch) -> FoundOrphans:
+        """As :func:`icewright.commit.orphans.find_orphans`, as a Spark job."""
+        ...
+
+    def plan_rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        snapshot_id: int,
+        *,
+        where: Expression | None,
+        rules: CompactionRules,
+    ) -> list[RewriteGroup]:
+        """The compaction groups of snapshot ``snapshot_id`` (files that may match
+        ``where``), planned as a Spark job."""
         ...
 
     def cancel(self) -> None:

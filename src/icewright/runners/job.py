@@ -127,6 +127,8 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
                 properties=properties,
             )
         return "ok", js.write_result_to_json(result, js.partition_types(metadata))
+    if kind in _MAINTENANCE:
+        return "ok", _maintenance(spark, kind, spec)
     if kind == "source_schema":
         return "ok", {"schema": runner.source_schema(_source(spec)).to_json()}
     if kind == "analyze_view":
@@ -146,8 +148,55 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
             return "need-table", list(need.name)
         return "ok", {"schema": schema.to_json(), "tables": [list(n) for n in found]}
     raise ValidationError(
-        f"unknown job kind {kind!r}: use write, rewrite, source_schema or analyze_view"
+        f"unknown job kind {kind!r}: use write, rewrite, source_schema, analyze_view, "
+        f"{', '.join(_MAINTENANCE)}"
     )
+
+
+_MAINTENANCE = ("expire-files", "orphan-files", "rewrite-groups")
+
+
+def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The maintenance jobs (:mod:`icewright.spark.maintenance`): their JSON answers."""
+    from icewright.expressions import ALWAYS_TRUE
+    from icewright.runners.maintenance import groups_to_json
+    from icewright.scan.compaction import CompactionRules
+    from icewright.spark import maintenance
+    from icewright.spark.job_spec import expression_from_json, io_from_json
+    from icewright.spec.snapshots import Snapshot
+
+    if kind == "expire-files":
+        io = io_from_json(spec["io"])
+        expired = [Snapshot.from_json(s) for s in spec.get("expired") or ()]
+        retained = [Snapshot.from_json(s) for s in spec.get("retained") or ()]
+        return maintenance.unreachable_files(spark, io, expired, retained)
+    metadata, io = _table(spec)
+    if kind == "orphan-files":
+        return maintenance.find_orphans(
+            spark,
+            io,
+            metadata,
+            extra_references=[str(p) for p in spec.get("references") or ()],
+            root=str(spec["root"]),
+            cutoff_ms=int(spec["cutoff-ms"]),
+            skip_prefix=str(spec["skip-prefix"]),
+        )
+    snapshot = metadata.snapshot_by_id(int(spec["snapshot-id"]))
+    if snapshot is None:
+        raise ValidationError(f"the table has no snapshot {spec['snapshot-id']} to plan")
+    where = spec.get("where")
+    rules = CompactionRules(
+        int(spec["target-file-size"]), int(spec["min-input-files"]), metadata.default_spec_id
+    )
+    groups = maintenance.rewrite_groups(
+        spark,
+        metadata,
+        io,
+        snapshot,
+        row_filter=ALWAYS_TRUE if where is None else expression_from_json(where),
+        rules=rules,
+    )
+    return groups_to_json(groups, metadata)
 
 
 def _source(spec: Mapping[str, Any]) -> Source:

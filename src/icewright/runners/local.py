@@ -21,11 +21,16 @@ from icewright.runners.store import JobStore, fingerprint, run_keyed
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icewright.commit.orphans import FoundOrphans, OrphanSearch
+    from icewright.commit.reachability import UnreachableFiles
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.maintenance import RewriteGroup
+    from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
+    from icewright.spec.snapshots import Snapshot
     from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["LocalRunner", "default_runner"]
@@ -133,6 +138,58 @@ class LocalRunner:
         return run_keyed(
             self.job_store(metadata, io), job_key, mark, run, partition_types(metadata)
         )
+
+    def unreachable_files(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        expired: Sequence[Snapshot],
+        retained: Sequence[Snapshot],
+    ) -> UnreachableFiles:
+        """See :meth:`Runner.unreachable_files`."""
+        from icewright.runners.maintenance import unreachable
+        from icewright.spark import maintenance
+
+        with self._job_group("expire"):
+            return unreachable(maintenance.unreachable_files(self.spark, io, expired, retained))
+
+    def find_orphans(self, io: FileIO, search: OrphanSearch) -> FoundOrphans:
+        """See :meth:`Runner.find_orphans`."""
+        from icewright.runners.maintenance import found_orphans, orphan_references
+        from icewright.spark import maintenance
+
+        with self._job_group("orphans"):
+            return found_orphans(
+                maintenance.find_orphans(
+                    self.spark,
+                    io,
+                    search.metadata,
+                    extra_references=orphan_references(search),
+                    root=search.root,
+                    cutoff_ms=search.cutoff_ms,
+                    skip_prefix=search.skip_prefix,
+                )
+            )
+
+    def plan_rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        snapshot_id: int,
+        *,
+        where: Expression | None,
+        rules: CompactionRules,
+    ) -> list[RewriteGroup]:
+        """See :meth:`Runner.plan_rewrite`."""
+        from icewright.spark import maintenance
+
+        snapshot = metadata.snapshot_by_id(snapshot_id)
+        if snapshot is None:
+            raise ValidationError(f"the table has no snapshot {snapshot_id} to plan a rewrite of")
+        with self._job_group("rewrite-plan"):
+            return maintenance.rewrite_groups(
+                self.spark, metadata, io, snapshot, row_filter=where, rules=rules
+            )
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where this runner keeps the results of keyed jobs of the table."""

@@ -58,11 +58,16 @@ from icewright.runners.settings import SparkSubmitSettings
 from icewright.runners.store import JobStore, JobSubmitted, default_staging, fingerprint
 
 if TYPE_CHECKING:
+    from icewright.commit.orphans import FoundOrphans, OrphanSearch
+    from icewright.commit.reachability import UnreachableFiles
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.runners.maintenance import RewriteGroup
+    from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
+    from icewright.spec.snapshots import Snapshot
     from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["SparkSubmitRunner", "submit_runner"]
@@ -205,6 +210,74 @@ class SparkSubmitRunner:
             "properties": dict(properties or {}),
         }
         return self._table_job(metadata, io, spec, job_key, mark)
+
+    def unreachable_files(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        expired: Sequence[Snapshot],
+        retained: Sequence[Snapshot],
+    ) -> UnreachableFiles:
+        """See :meth:`Runner.unreachable_files <icewright.runners.base.Runner.unreachable_files>`;
+        the paths come back in the job's result document in the staging location."""
+        from icewright.runners.maintenance import unreachable
+
+        version = metadata.format_version
+        spec = {
+            "kind": "expire-files",
+            "format-version": version,
+            "expired": [s.to_json(version) for s in expired],
+            "retained": [s.to_json(version) for s in retained],
+        }
+        return unreachable(self._maintenance_job(metadata, io, spec))
+
+    def find_orphans(self, io: FileIO, search: OrphanSearch) -> FoundOrphans:
+        """See :meth:`Runner.find_orphans <icewright.runners.base.Runner.find_orphans>`."""
+        from icewright.runners.maintenance import found_orphans, orphan_references
+
+        spec = {
+            "kind": "orphan-files",
+            "metadata": search.metadata.to_dict(),
+            "references": orphan_references(search),
+            "root": search.root,
+            "cutoff-ms": search.cutoff_ms,
+            "skip-prefix": search.skip_prefix,
+        }
+        return found_orphans(self._maintenance_job(search.metadata, io, spec))
+
+    def plan_rewrite(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        snapshot_id: int,
+        *,
+        where: Expression | None,
+        rules: CompactionRules,
+    ) -> list[RewriteGroup]:
+        """See :meth:`Runner.plan_rewrite <icewright.runners.base.Runner.plan_rewrite>`."""
+        from icewright.runners.maintenance import groups_from_json
+        from icewright.spark.job_spec import expression_to_json
+
+        spec = {
+            "kind": "rewrite-groups",
+            "metadata": metadata.to_dict(),
+            "snapshot-id": snapshot_id,
+            "where": None if where is None else expression_to_json(where),
+            "target-file-size": rules.target_file_size,
+            "min-input-files": rules.min_input_files,
+        }
+        return groups_from_json(self._maintenance_job(metadata, io, spec), metadata)
+
+    def _maintenance_job(
+        self, metadata: TableMetadata, io: FileIO, spec: dict[str, Any]
+    ) -> dict[str, Any]:
+        from icewright.spark.job_spec import io_to_json
+
+        staging = self.job_store(metadata, io).staging
+        doc = self._run({**spec, "io": io_to_json(io)}, io, staging, None, keep_result=False)
+        result = doc["result"]
+        assert isinstance(result, dict)
+        return result
 
     def source_schema(self, source: Source) -> Schema:
         """See :meth:`Runner.source_schema <icewright.runners.base.Runner.source_schema>`."""

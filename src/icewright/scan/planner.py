@@ -131,7 +131,10 @@ def iter_snapshot_tasks(
     metadata: TableMetadata, io: FileIO, snapshot: Snapshot | None, **options: Any
 ) -> Iterator[FileScanTask]:
     """The tasks :func:`plan_snapshot` (same options) would plan, one data manifest at a
-    time: for tables too big to hold every task at once. No metrics are gathered."""
+    time: for tables too big to hold every task at once. No metrics are gathered.
+
+    ``data_manifests`` (a set of manifest paths) limits the plan to those data manifests'
+    files, for one Spark task's share of a distributed plan."""
     return _planner(metadata, io, snapshot, **options).iter_tasks()
 
 
@@ -146,6 +149,7 @@ def _planner(
     projected_schema: Schema | None = None,
     max_workers: int | None = None,
     column_stats: bool = True,
+    data_manifests: frozenset[str] | None = None,
 ) -> _Planner:
     if max_workers is not None and (
         isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
@@ -162,6 +166,7 @@ def _planner(
         projected_schema=scan_schema if projected_schema is None else projected_schema,
         max_workers=max_workers or DEFAULT_MAX_WORKERS,
         column_stats=column_stats,
+        data_manifests=data_manifests,
     )
 
 
@@ -213,6 +218,7 @@ class _Planner:
         projected_schema: Schema,
         max_workers: int,
         column_stats: bool,
+        data_manifests: frozenset[str] | None = None,
     ) -> None:
         self.metadata = metadata
         self.io = io
@@ -223,6 +229,9 @@ class _Planner:
         self.projected_schema = projected_schema
         self.max_workers = max_workers
         self.filtering = self.expr is not ALWAYS_TRUE
+        # Only these data manifests are read (a Spark task's share of a big table's plan;
+        # every delete manifest is still read, for the delete index).
+        self.data_manifests = data_manifests
         self.specs = self.metadata.specs_by_id()
         self._spec_filters: dict[int, _SpecFilters] = {}
         self._lock = threading.Lock()
@@ -377,6 +386,8 @@ class _Planner:
         totals = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
         scanned = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
         for m in listed:
+            if self.data_manifests is not None and not self._wanted(m):
+                continue
             if isinstance(m, str):
                 # inline v1 manifests: no counts or summaries to prune with
                 totals[ManifestContent.DATA] += 1
@@ -390,6 +401,13 @@ class _Planner:
                 kinds.append(m.content)
                 jobs.append(partial(self.read, m, all_metrics=all_metrics))
         return jobs, kinds, totals, scanned
+
+    def _wanted(self, m: ManifestFile | str) -> bool:
+        """Whether ``m`` is read under :attr:`data_manifests`: delete manifests always."""
+        assert self.data_manifests is not None
+        if isinstance(m, str):
+            return m in self.data_manifests
+        return m.content is ManifestContent.DELETES or m.manifest_path in self.data_manifests
 
     def iter_tasks(self) -> Iterator[FileScanTask]:
         """The tasks, a data manifest at a time: delete manifests are read (and indexed)

@@ -8,6 +8,7 @@ and the standalone cluster through ``spark-submit``), and must agree.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ from icewright.commit.update import commit_updates
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, FileFormat
 from icewright.runners.local import LocalRunner
+from icewright.spec.documents import StringMap
 from icewright.spec.partitioning import build_partition_spec
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType
@@ -170,9 +172,15 @@ def test_the_threshold_chooses(catalog: SqlCatalog) -> None:
     low = _with(table, "100")
     assert use_distributed(low, None)
     assert not use_distributed(_with(low, "1000"), None)
-    bad = _with(low, "many")
-    with pytest.raises(ValidationError, match="min-data-files"):
-        use_distributed(bad, None)
+    with pytest.raises(ValidationError, match="min-data-files='many' is invalid"):
+        _with(low, "many")  # refused when set, and nothing changes
+    assert catalog.load_table("db.t").metadata.properties[DISTRIBUTED_MIN_DATA_FILES] == "1000"
+    # A bad value another engine wrote reads as the default (1,000,000): not distributed.
+    written = dataclasses.replace(
+        low.metadata,
+        properties=StringMap({**low.metadata.properties, DISTRIBUTED_MIN_DATA_FILES: "many"}),
+    )
+    assert not use_distributed(dataclasses.replace(low, metadata=written), None)
     with pytest.raises(ValidationError, match="distributed must be"):
         use_distributed(table, "yes")  # type: ignore[arg-type]
 

@@ -2,7 +2,7 @@
 
 Expire's reachable-file walk, orphan listing and comparison, and rewrite planning read
 every manifest of a table. Above the table property
-``maintenance.distributed.min-data-files`` (default 1,000,000 data files in the current
+``icewright.maintenance.distributed.min-data-files`` (default 1,000,000 data files in the current
 snapshot, its summary's ``total-data-files``) they run on the Spark the runner starts
 (:mod:`icewright.spark.maintenance`): executors read the manifests, Spark joins the path
 sets, and only the answer comes back; the commit and the deletes stay here. An action's
@@ -14,39 +14,30 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from icewright.errors import ValidationError
+from icewright.spec.properties import read_property
 
 if TYPE_CHECKING:
     from icewright.catalog import Table
 
-__all__ = ["DISTRIBUTED_MIN_DATA_FILES", "DISTRIBUTED_MIN_DATA_FILES_DEFAULT", "use_distributed"]
+__all__ = ["DISTRIBUTED_MIN_DATA_FILES", "use_distributed"]
 
-DISTRIBUTED_MIN_DATA_FILES = "maintenance.distributed.min-data-files"
+DISTRIBUTED_MIN_DATA_FILES = "icewright.maintenance.distributed.min-data-files"
 """Table property: from this many data files in the current snapshot, maintenance
-planning runs as a Spark job."""
-DISTRIBUTED_MIN_DATA_FILES_DEFAULT = 1_000_000
+planning runs as a Spark job (declared with its default in
+:data:`icewright.spec.properties.PROPERTIES`)."""
 
 
 def use_distributed(table: Table, distributed: bool | None) -> bool:
     """Whether ``table``'s maintenance planning runs as a Spark job: ``distributed`` when
     it is True or False, else whether the current snapshot's ``total-data-files`` reaches
-    :data:`DISTRIBUTED_MIN_DATA_FILES`. A bad property value is refused."""
+    :data:`DISTRIBUTED_MIN_DATA_FILES` (an invalid value another engine wrote reads as the
+    default, with a warning, as every property icewright interprets)."""
     if distributed is not None:
         if not isinstance(distributed, bool):
             raise ValidationError(f"distributed must be True, False or None, got {distributed!r}")
         return distributed
     metadata = table.metadata
-    raw = metadata.properties.get(DISTRIBUTED_MIN_DATA_FILES)
-    threshold = DISTRIBUTED_MIN_DATA_FILES_DEFAULT
-    if raw is not None:
-        try:
-            threshold = int(raw.strip())
-        except ValueError:
-            threshold = -1
-        if threshold < 0:
-            raise ValidationError(
-                f"table property {DISTRIBUTED_MIN_DATA_FILES}={raw!r} is not a whole number "
-                "of files; set it to a non-negative integer"
-            )
+    threshold: int = read_property(metadata.properties, DISTRIBUTED_MIN_DATA_FILES)
     snapshot = metadata.current_snapshot()
     if snapshot is None or snapshot.summary is None:
         return False

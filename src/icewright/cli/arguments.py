@@ -112,5 +112,5 @@ def add_distributed(parser: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="read the manifests in a Spark job (on --master), or here with "
-        "--no-distributed (default: by maintenance.distributed.min-data-files)",
+        "--no-distributed (default: by icewright.maintenance.distributed.min-data-files)",
     )

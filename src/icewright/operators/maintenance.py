@@ -34,7 +34,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     :param partial_progress_max_commits: commit the groups in up to N commits.
     :param branch: the branch (templated).
     :param distributed: plan the groups in a Spark job (True), in the task (False), or by
-        the table's ``maintenance.distributed.min-data-files`` (None).
+        the table's ``icewright.maintenance.distributed.min-data-files`` (None).
 
     Deferrable (``deferrable=True`` with ``spark-submit``): each file group's job runs
     detached while the task defers, one deferral per group; on each resume the action
@@ -127,7 +127,7 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
     :param retain_last: always keep this many of the newest snapshots.
     :param dry_run: commit and delete nothing; report what would go.
     :param distributed: find the files to delete in a Spark job (True), in the task
-        (False), or by the table's ``maintenance.distributed.min-data-files`` (None).
+        (False), or by the table's ``icewright.maintenance.distributed.min-data-files`` (None).
     """
 
     template_fields: Sequence[str] = ("table", "older_than")
@@ -182,7 +182,7 @@ class IcebergRemoveOrphanFilesOperator(IcebergBaseOperator):
     :param older_than: only files older than this (default: three days ago; templated).
     :param dry_run: only list them.
     :param distributed: list and compare in a Spark job (True), in the task (False), or
-        by the table's ``maintenance.distributed.min-data-files`` (None).
+        by the table's ``icewright.maintenance.distributed.min-data-files`` (None).
     """
 
     template_fields: Sequence[str] = ("table", "older_than")

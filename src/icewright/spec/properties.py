@@ -131,6 +131,12 @@ PROPERTIES: Mapping[str, PropertySpec] = {
         _spec("write.wap.enabled", _bool, False, _BOOL),
         _spec("icewright.commit-keys.max-age-ms", _int(1), 30 * 86_400_000, _POSITIVE),
         _spec("icewright.commit-keys.max-count", _int(1), 2000, _POSITIVE),
+        _spec(
+            "icewright.maintenance.distributed.min-data-files",
+            _int(0),
+            1_000_000,
+            _NON_NEGATIVE,
+        ),
     )
 }
 """Every property icewright interprets, by name."""

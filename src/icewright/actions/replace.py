@@ -14,7 +14,12 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
-from icewright.actions.arguments import check_replace
+from icewright.actions.arguments import (
+    check_branch,
+    check_commit_key,
+    check_replace,
+    check_source_argument,
+)
 from icewright.actions.results import ActionResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
@@ -68,6 +73,9 @@ def replace(
     :class:`ValidationError` and nothing changes.
     """
     check_replace(where, dynamic_partitions, rows_must_match)
+    check_source_argument(source)
+    check_branch(branch)
+    check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
     jobs = runner_or_default(runner)

@@ -127,11 +127,13 @@ def check_branch(branch: object, what: str = "branch") -> None:
 
 
 def check_commit_key(commit_key: object) -> str | None:
-    """A commit key: None (none) or non-empty text without surrounding spaces (a key
-    that renders empty would otherwise silently mean *no key*, and a re-run commits
-    twice)."""
+    """A commit key as text: None (none), an integer, or non-empty text without
+    surrounding spaces (a key that renders empty would otherwise silently mean *no key*,
+    and a re-run commits twice)."""
     if commit_key is None:
         return None
+    if isinstance(commit_key, int) and not isinstance(commit_key, bool):
+        return str(commit_key)  # e.g. a date as 20260131
     if not isinstance(commit_key, str) or not commit_key or commit_key != commit_key.strip():
         raise ValidationError(
             f"commit_key must be non-empty text without surrounding spaces, got {commit_key!r}; "

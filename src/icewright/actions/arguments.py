@@ -51,6 +51,7 @@ __all__ = [
     "check_view",
     "check_view_sql",
     "check_where",
+    "check_where_columns",
 ]
 
 
@@ -197,7 +198,25 @@ def check_where(where: object, what: str = "where") -> None:
     if not isinstance(where, str) or not where.strip():
         raise ValidationError(f"{what} must be a non-empty SQL predicate, got {where!r}")
     if "{" not in where:
-        sql_filter(where)
+        try:
+            sql_filter(where)
+        except ValidationError as e:
+            raise ValidationError(f"{what} {where!r}: {e}") from None
+
+
+def check_where_columns(where: object, schema: Schema, what: str = "where") -> None:
+    """:func:`check_where`, and every column the predicate names is in ``schema`` (the
+    table's, once loaded)."""
+    from icewright.expressions import bind
+
+    check_where(where, what)
+    if where is None:
+        return
+    condition = sql_filter(where) if isinstance(where, str) else where
+    try:
+        bind(condition, schema)  # type: ignore[arg-type]
+    except ValidationError as e:
+        raise ValidationError(f"{what} {where!r}: {e}") from None
 
 
 def check_replace(

@@ -19,6 +19,7 @@ from icewright.actions.arguments import (
     check_commit_key,
     check_replace,
     check_source_argument,
+    check_where_columns,
 )
 from icewright.actions.results import ActionResult
 from icewright.commit.in_flight import in_flight
@@ -78,6 +79,7 @@ def replace(
     check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    check_where_columns(where, current.metadata.schema())
     jobs = runner_or_default(runner)
     keys = (job_key(commit_key, "replace"), job_key(commit_key, "replace", "keep"))
 

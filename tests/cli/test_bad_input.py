@@ -47,6 +47,12 @@ CASES = [
     (["replace", "db.t", "--source", "sql:SELECT 1 AS id", "--where", ""], 1, "filter"),
     (["view", "publish", "db.v", "--sql", ""], 1, "needs its SQL query"),
     (["--spark-conf", "=x", "describe", "db.t"], 2, "KEY=VALUE"),
+    (["--master", "", "describe", "db.t"], 1, "--master is empty"),
+    (["--master", " ", "append", "db.t", "--source", "sql:SELECT 1L AS id"], 1, "--master is"),
+    (["--catalog", "", "describe", "db.t"], 1, "--catalog is empty"),
+    (["--config", "", "describe", "db.t"], 1, "--config is empty"),
+    (["--config", "{empty}", "describe", "db.t"], 1, "is empty: give catalog properties"),
+    (["--config", "{comments}", "describe", "db.t"], 1, "is empty: give catalog properties"),
 ]
 
 
@@ -65,7 +71,15 @@ def test_bad_input_is_one_line(
     capsys.readouterr()
     (tmp_path / "afile").write_text("x")
     (tmp_path / "adir").mkdir()
-    paths = {"dir": tmp_path / "adir", "missing": tmp_path / "missing", "file": tmp_path / "afile"}
+    (tmp_path / "empty.toml").write_text("")
+    (tmp_path / "comments.toml").write_text("# nothing yet\n")
+    paths = {
+        "dir": tmp_path / "adir",
+        "missing": tmp_path / "missing",
+        "file": tmp_path / "afile",
+        "empty": tmp_path / "empty.toml",
+        "comments": tmp_path / "comments.toml",
+    }
     args = [a.format(**paths) for a in argv]
     before = sorted(p.relative_to(home) for p in home.rglob("*") if p.is_file())
     assert main(args) == code

@@ -46,7 +46,7 @@ BAD: list[tuple[str, Callable[[], Any], str]] = [
         "no column named 'nope'",
     ),
     ("no schema", lambda: iceberg_table_asset(T, None), "needs the table's schema"),
-    ("source not text", lambda: iceberg_append_asset(T, {"a": 1}), "source must be a string"),
+    ("source not text", lambda: iceberg_append_asset(T, {"a": 1}), "unsupported source"),
     ("empty sql source", lambda: iceberg_append_asset(T, "sql:  "), "no query after 'sql:'"),
     ("where syntax", lambda: iceberg_replace_asset(T, SQL, where="id <"), "cannot parse filter"),
     (

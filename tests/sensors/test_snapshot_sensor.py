@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from airflow.sdk import PokeReturnValue
-from airflow.sdk.exceptions import TaskDeferred
+from airflow.sdk.exceptions import AirflowFailException, TaskDeferred
 
 from icewright.catalog import Catalog
-from icewright.errors import IcewrightError, NoSuchTable, ValidationError
+from icewright.errors import IcewrightError, ValidationError
 from icewright.providers.triggers import IcebergSnapshotTrigger
 from icewright.sensors import IcebergSnapshotSensor
 from icewright.sensors import snapshot as sensor_module
@@ -107,7 +107,8 @@ def test_after_data_interval_end(catalog: Catalog) -> None:
     new_ts = catalog.load_table(TABLE).metadata.snapshot_by_id(new.snapshot_id).timestamp_ms
     assert new_ts > ts  # the commit engine keeps snapshot times increasing
     assert ids(s.poke(context(data_interval_end=end))) == [new.snapshot_id]
-    with pytest.raises(ValidationError, match="data interval"):
+    # Bad input fails the task without a retry.
+    with pytest.raises(AirflowFailException, match="data interval"):
         sensor(after_data_interval_end=True).poke(context(data_interval_end=None))
 
 
@@ -213,9 +214,13 @@ def test_bad_input(catalog: Catalog) -> None:
         sensor(after_snapshot_id=1, since_previous_run=True)
     with pytest.raises(ValidationError, match="poll_interval"):
         sensor(poll_interval=0)
-    with pytest.raises(ValidationError, match="snapshot id"):
+    with pytest.raises(AirflowFailException, match="snapshot id"):
         sensor(after_snapshot_id="latest").poke(context())
-    with pytest.raises(NoSuchTable):
+    with pytest.raises(AirflowFailException, match="not in the history"):
+        sensor(after_snapshot_id=123).poke(context())
+    with pytest.raises(AirflowFailException, match="no branch 'audit'"):
+        sensor(branch="audit").poke(context())
+    with pytest.raises(AirflowFailException, match="NoSuchTable"):
         IcebergSnapshotSensor(
             table="sales.missing", task_id="w", iceberg_conn_id=None, poll_interval=1
         ).poke(context())

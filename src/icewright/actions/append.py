@@ -13,6 +13,7 @@ from icewright.actions._common import (
     load,
     runner_or_default,
 )
+from icewright.actions.arguments import check_branch, check_commit_key, check_source_argument
 from icewright.actions.results import ActionResult
 from icewright.commit.commit_keys import RememberedCommit, find_commit_key
 from icewright.commit.in_flight import in_flight
@@ -54,6 +55,9 @@ def append(
     already on the branch makes the call a no-op (``committed`` False; no job runs).
     Bad input raises :class:`ValidationError` and leaves the table unchanged.
     """
+    check_source_argument(source)
+    check_branch(branch)
+    check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
     jobs = runner_or_default(runner)

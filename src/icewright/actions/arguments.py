@@ -13,7 +13,8 @@ spec) is checked by the actions when they load it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from icewright.actions.instants import instant_ms
@@ -21,6 +22,7 @@ from icewright.commit.table_ops import OrderLike, SpecLike, order_of, spec_of
 from icewright.errors import ValidationError
 from icewright.expressions import Expression
 from icewright.expressions.sql import sql_filter
+from icewright.io.base import uri_scheme
 from icewright.spec.properties import check_properties
 from icewright.spec.schema import Schema
 from icewright.text.declaration import (
@@ -32,14 +34,24 @@ from icewright.text.declaration import (
 
 __all__ = [
     "Declaration",
+    "check_branch",
+    "check_column_aliases",
+    "check_commit_key",
     "check_declaration",
     "check_expire",
+    "check_format_version",
+    "check_location",
+    "check_optional_seconds",
     "check_orphans",
     "check_replace",
     "check_rewrite",
+    "check_seconds",
     "check_source",
+    "check_source_argument",
+    "check_view",
     "check_view_sql",
     "check_where",
+    "check_where_columns",
 ]
 
 
@@ -86,12 +98,95 @@ def check_declaration(
 
 def check_source(source: object) -> None:
     """A source text (``sql:...``, ``<format>:<path>``, a path, ``pkg.module:function``)
-    that can be read as one."""
-    from icewright.spark.sources import parse_source
+    that can be read as one; a path on this machine (no scheme, or ``file:``) must exist
+    and hold files. Checked before any Spark job starts (a path of another file system
+    is checked by the job, which sees it)."""
+    from icewright.spark.sources import PathSource, check_path, parse_source
 
     if not isinstance(source, str):
-        raise ValidationError(f"source must be a string, got {type(source).__name__}")
-    parse_source(source)
+        raise ValidationError(
+            f"unsupported source {source!r}: pass a DataFrame, 'sql:<query>', "
+            "'<format>:<path>', a path, or 'pkg.module:function'"
+        )
+    parsed = parse_source(source)
+    if isinstance(parsed, PathSource) and uri_scheme(parsed.path) in (None, "file"):
+        check_path(parsed)
+
+
+def check_source_argument(source: object) -> None:
+    """:func:`check_source` for a source given as text; a Spark DataFrame is left to the
+    runner (checked by name: pyspark is not imported for this)."""
+    if type(source).__name__ != "DataFrame":
+        check_source(source)
+
+
+def check_branch(branch: object, what: str = "branch") -> None:
+    """A branch name: non-empty text (a branch the table lacks is created by a write, as
+    Iceberg Java's ``toBranch`` does; reads and maintenance refuse it)."""
+    if not isinstance(branch, str) or not branch.strip():
+        raise ValidationError(f"{what} must be a branch name such as 'main', got {branch!r}")
+
+
+def check_commit_key(commit_key: object) -> str | None:
+    """A commit key as text: None (none), an integer, or non-empty text without
+    surrounding spaces (a key that renders empty would otherwise silently mean *no key*,
+    and a re-run commits twice)."""
+    if commit_key is None:
+        return None
+    if isinstance(commit_key, int) and not isinstance(commit_key, bool):
+        return str(commit_key)  # e.g. a date as 20260131
+    if not isinstance(commit_key, str) or not commit_key or commit_key != commit_key.strip():
+        raise ValidationError(
+            f"commit_key must be non-empty text without surrounding spaces, got {commit_key!r}; "
+            "leave it None for the default key"
+        )
+    return commit_key
+
+
+def check_location(location: object) -> None:
+    """A table location: None (the catalog's default) or a non-empty URI or path; a path
+    on this machine that is a file cannot hold a table."""
+    if location is None:
+        return
+    if not isinstance(location, str) or not location.strip():
+        raise ValidationError(
+            f"location must be a URI or path, got {location!r}; leave it None for the "
+            "catalog's default location"
+        )
+    scheme = uri_scheme(location)
+    if scheme in (None, "file"):
+        path = Path(location.removeprefix("file://") if scheme else location)
+        if path.is_file():
+            raise ValidationError(
+                f"location {location!r} is a file: give a directory for the table"
+            )
+
+
+def check_format_version(format_version: object) -> None:
+    """A format version as a number (the versions a table can be created with are checked
+    when it is created)."""
+    if isinstance(format_version, bool) or not isinstance(format_version, int):
+        raise ValidationError(
+            f"format_version must be an integer such as 2, got {format_version!r}"
+        )
+
+
+def check_optional_seconds(value: object, name: str) -> float | None:
+    """:func:`check_seconds`, or None (no limit)."""
+    return None if value is None else check_seconds(value, name)
+
+
+def check_seconds(value: object, name: str) -> float:
+    """A positive, finite number of seconds (a number or its text)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValidationError(f"{name} must be a number of seconds, got {value!r}")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValidationError(f"{name} must be a number of seconds, got {value!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValidationError(f"{name} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 def check_where(where: object, what: str = "where") -> None:
@@ -103,7 +198,25 @@ def check_where(where: object, what: str = "where") -> None:
     if not isinstance(where, str) or not where.strip():
         raise ValidationError(f"{what} must be a non-empty SQL predicate, got {where!r}")
     if "{" not in where:
-        sql_filter(where)
+        try:
+            sql_filter(where)
+        except ValidationError as e:
+            raise ValidationError(f"{what} {where!r}: {e}") from None
+
+
+def check_where_columns(where: object, schema: Schema, what: str = "where") -> None:
+    """:func:`check_where`, and every column the predicate names is in ``schema`` (the
+    table's, once loaded)."""
+    from icewright.expressions import bind
+
+    check_where(where, what)
+    if where is None:
+        return
+    condition = sql_filter(where) if isinstance(where, str) else where
+    try:
+        bind(condition, schema)  # type: ignore[arg-type]
+    except ValidationError as e:
+        raise ValidationError(f"{what} {where!r}: {e}") from None
 
 
 def check_replace(
@@ -151,6 +264,32 @@ def check_view_sql(sql: object) -> None:
     """A view's query: non-empty text (Spark analyses it when the view is published)."""
     if not isinstance(sql, str) or not sql.strip():
         raise ValidationError("a view needs its SQL query, e.g. 'SELECT ... FROM orders'")
+
+
+def check_view(
+    sql: object,
+    column_comments: object = None,
+    column_aliases: object = None,
+    properties: object = None,
+) -> None:
+    """The arguments of :func:`icewright.actions.publish_view`."""
+    check_view_sql(sql)
+    for name, value in (("column_comments", column_comments), ("properties", properties)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ValidationError(f"{name} must be a mapping of name to text, got {value!r}")
+    check_column_aliases(column_aliases)
+
+
+def check_column_aliases(column_aliases: object) -> None:
+    """A view's column aliases: None or a list of names (one per query column)."""
+    if column_aliases is not None and (
+        isinstance(column_aliases, str)
+        or not isinstance(column_aliases, Sequence)
+        or not all(isinstance(a, str) and a.strip() for a in column_aliases)
+    ):
+        raise ValidationError(
+            f"column_aliases must be a list of column names, got {column_aliases!r}"
+        )
 
 
 def _check_count(value: object, name: str) -> None:

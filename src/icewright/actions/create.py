@@ -16,6 +16,12 @@ from icewright.actions._common import (
     runner_or_default,
 )
 from icewright.actions.append import append, commit_written, delete_paths, keyed
+from icewright.actions.arguments import (
+    check_commit_key,
+    check_format_version,
+    check_location,
+    check_source_argument,
+)
 from icewright.actions.results import ActionResult
 from icewright.commit import create_or_replace_table, create_table, drop_table
 from icewright.commit.append import FastAppend
@@ -71,6 +77,14 @@ def create(
     """
     if schema is None and source is None:
         raise ValidationError("create needs a schema or a source to derive it from")
+    if if_not_exists and or_replace:
+        raise ValidationError("pass if_not_exists or or_replace, not both")
+    identifier(table)
+    if source is not None:
+        check_source_argument(source)
+    check_location(location)
+    check_format_version(format_version)
+    check_commit_key(commit_key)
     jobs = runner_or_default(runner) if source is not None else None
     plan = Timer()
     if schema is None:
@@ -145,6 +159,8 @@ def start_create(
     ``if_not_exists`` the existing one left as it is (``committed`` False)."""
     if if_not_exists and or_replace:
         raise ValidationError("pass if_not_exists or or_replace, not both")
+    check_location(location)
+    check_format_version(format_version)
     timer = Timer()
     cat = resolve_catalog(catalog)
     ident = identifier(table)

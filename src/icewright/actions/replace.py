@@ -14,7 +14,13 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
-from icewright.actions.arguments import check_replace
+from icewright.actions.arguments import (
+    check_branch,
+    check_commit_key,
+    check_replace,
+    check_source_argument,
+    check_where_columns,
+)
 from icewright.actions.results import ActionResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
@@ -68,8 +74,12 @@ def replace(
     :class:`ValidationError` and nothing changes.
     """
     check_replace(where, dynamic_partitions, rows_must_match)
+    check_source_argument(source)
+    check_branch(branch)
+    check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    check_where_columns(where, current.metadata.schema())
     jobs = runner_or_default(runner)
     keys = (job_key(commit_key, "replace"), job_key(commit_key, "replace", "keep"))
 

@@ -28,7 +28,12 @@ from icewright.actions.append import (
     find_key,
     keyed,
 )
-from icewright.actions.arguments import check_rewrite
+from icewright.actions.arguments import (
+    check_branch,
+    check_commit_key,
+    check_rewrite,
+    check_where_columns,
+)
 from icewright.actions.distributed import use_distributed
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.commit.in_flight import in_flight
@@ -102,8 +107,11 @@ def rewrite(
     with the next group: one deferral per group for an orchestrator.
     """
     check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
+    check_branch(branch)
+    check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    check_where_columns(where, current.metadata.schema())
     if commit_key is not None and partial_progress_max_commits is None:
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, Timer, resolve_catalog, runner_or_default
-from icewright.actions.arguments import check_view_sql
+from icewright.actions.arguments import check_view
 from icewright.actions.results import ViewResult
 from icewright.errors import NoSuchTable, ValidationError
 
@@ -43,7 +43,7 @@ def publish_view(
     """
     from icewright.catalog import Identifier
 
-    check_view_sql(sql)
+    check_view(sql, column_comments, column_aliases, properties)
     timer = Timer()
     cat = resolve_catalog(catalog)
     ident = Identifier.parse(view)

@@ -285,6 +285,32 @@ class SnapshotWatch:
         snapshot = metadata.snapshot_by_id(snapshot_id)
         return Watermark(snapshot_id) if snapshot is None else Watermark.of(snapshot)
 
+    def resolve_known(self, after_snapshot_id: int | None = None) -> Watermark | None:
+        """:meth:`resolve_after` for an id the table must have, and a check that the
+        watched branch exists (``main`` of a table without snapshots is fine): else
+        :class:`ValidationError`, as a sensor would otherwise wait for what cannot come, or
+        count the whole history as new. One metadata read, none for ``main`` without an
+        id."""
+        if after_snapshot_id is None and self.branch == "main":
+            return None
+        metadata = self.catalog.load_table(self.table).metadata
+        if self.branch != "main" and self.branch not in metadata.refs:
+            known = ", ".join(sorted(metadata.refs)) or "none"
+            raise ValidationError(
+                f"{self.table} has no branch {self.branch!r} (its refs: {known}): watch an "
+                "existing branch, or create it first"
+            )
+        if after_snapshot_id is None:
+            return None
+        snapshot = metadata.snapshot_by_id(after_snapshot_id)
+        if snapshot is None:
+            raise ValidationError(
+                f"snapshot {after_snapshot_id} is not in the history of {self.table} (expired, "
+                "or never one of its snapshots): give a snapshot id the table has, or use "
+                "since_previous_run=True"
+            )
+        return Watermark.of(snapshot)
+
     def head(self) -> Watermark | None:
         """The branch head now (one metadata read)."""
         loaded = self.catalog.load_table(self.table)

@@ -15,10 +15,11 @@ Usage::
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -54,6 +55,7 @@ from icewright.catalog.sql_schema import (
     escape_like,
 )
 from icewright.errors import (
+    CatalogServiceError,
     CommitFailed,
     CommitStateUnknown,
     InvalidMetadata,
@@ -96,6 +98,51 @@ def _type_filter(kind: str) -> sa.ColumnElement[bool]:
 
 def _kind_of(iceberg_type: object) -> str:
     return VIEW if str(iceberg_type or "").upper() == VIEW_TYPE else TABLE
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def lost_connection(error: sa.exc.DBAPIError) -> bool:
+    """Whether ``error`` means the database connection broke or could not be opened (the
+    server ended it, a network drop, a restart), as opposed to a refused statement."""
+    return error.connection_invalidated or isinstance(
+        error, sa.exc.OperationalError | sa.exc.InterfaceError
+    )
+
+
+def database_error(error: BaseException) -> str:
+    """A database error in a few words: the driver's first line, not SQLAlchemy's
+    statement and help link."""
+    orig = getattr(error, "orig", None) or error
+    first = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    return " ".join(first.split())[:200]
+
+
+def _typed_connection_errors(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Turn a lost database connection in the decorated call into a
+    :class:`~icewright.errors.CatalogServiceError` (retriable; one line). The engine drops
+    the broken connection and pings the others before use, so the next call reconnects.
+    A commit's pointer swap does not use this: there the outcome is unknown."""
+
+    def decorate(call: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(call)
+        def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return call(*args, **kwargs)
+            except sa.exc.DBAPIError as e:
+                if not lost_connection(e):
+                    raise
+                cause = database_error(e)
+                raise CatalogServiceError(
+                    f"{what} failed: the database connection was lost ({cause}); retry (the "
+                    "catalog reconnects on the next call)"
+                ) from e
+
+        return wrapped
+
+    return decorate
 
 
 class _Pointer(NamedTuple):
@@ -155,7 +202,7 @@ class SqlCatalog(MetastoreCatalog):
         super().__init__(name, warehouse, properties)
         self._uri = uri
         self._engine = make_engine(uri)
-        ensure_schema(self._engine)
+        _typed_connection_errors("opening the catalog")(ensure_schema)(self._engine)
 
     @property
     def engine(self) -> Engine:
@@ -181,6 +228,7 @@ class SqlCatalog(MetastoreCatalog):
         row = conn.execute(stmt).first()
         return None if row is None else _Pointer(row[0], _kind_of(row[1]))
 
+    @_typed_connection_errors("reading the catalog")
     def _read_row(self, ident: Identifier) -> _Pointer | None:
         with self._engine.connect() as conn:
             return self._row(conn, ident)
@@ -208,6 +256,7 @@ class SqlCatalog(MetastoreCatalog):
 
     # --- namespaces --------------------------------------------------------------
 
+    @_typed_connection_errors("creating a namespace")
     def create_namespace(
         self, namespace: NamespaceLike, properties: Mapping[str, str] | None = None
     ) -> None:
@@ -228,6 +277,7 @@ class SqlCatalog(MetastoreCatalog):
         except sa.exc.IntegrityError as e:
             raise NamespaceAlreadyExists(f"namespace {ns_str!r} already exists") from e
 
+    @_typed_connection_errors("listing namespaces")
     def list_namespaces(self, parent: NamespaceLike = ()) -> list[Namespace]:
         """Namespaces directly below ``parent``, from property rows and table rows."""
         ns = namespace_of(parent, allow_root=True)
@@ -250,12 +300,14 @@ class SqlCatalog(MetastoreCatalog):
         }
         return sorted(children)
 
+    @_typed_connection_errors("reading the catalog")
     def namespace_exists(self, namespace: NamespaceLike) -> bool:
         """A namespace exists if a property row or a table row is in it or below it."""
         ns = namespace_of(namespace)
         with self._engine.connect() as conn:
             return self._ns_exists(conn, ".".join(ns))
 
+    @_typed_connection_errors("reading namespace properties")
     def load_namespace_properties(self, namespace: NamespaceLike) -> dict[str, str]:
         """The namespace's properties (without the internal ``exists`` marker)."""
         ns = namespace_of(namespace)
@@ -266,6 +318,7 @@ class SqlCatalog(MetastoreCatalog):
         props.pop(EXISTS_PROPERTY, None)
         return props
 
+    @_typed_connection_errors("updating namespace properties")
     def update_namespace_properties(
         self,
         namespace: NamespaceLike,
@@ -307,6 +360,7 @@ class SqlCatalog(MetastoreCatalog):
                 )
         return summary
 
+    @_typed_connection_errors("dropping a namespace")
     def drop_namespace(self, namespace: NamespaceLike) -> None:
         """Drop a namespace that holds no tables, views or child namespaces."""
         ns = namespace_of(namespace)
@@ -369,6 +423,7 @@ class SqlCatalog(MetastoreCatalog):
                 f"catalog column holds {MAX_LOCATION_LENGTH}: use a shorter table location"
             )
 
+    @_typed_connection_errors("reading the catalog")
     def _check_free(self, ident: Identifier, kind: str) -> None:
         with self._engine.connect() as conn:
             if not self._ns_exists(conn, ident.namespace_str):
@@ -398,14 +453,14 @@ class SqlCatalog(MetastoreCatalog):
         except sa.exc.SQLAlchemyError as e:
             try:
                 now = self._read_row(ident)
-            except sa.exc.SQLAlchemyError:
+            except (sa.exc.SQLAlchemyError, CatalogServiceError):
                 now = None
             if now is not None and now.location == location:
                 return  # the insert did happen
             raise CommitStateUnknown(
-                f"registering {str(ident)!r} failed with a database error ({e}); it cannot "
-                f"be known whether it was registered: check the catalog before retrying; "
-                f"{location} was kept"
+                f"registering {str(ident)!r} failed with a database error "
+                f"({database_error(e)}); it cannot be known whether it was registered: check "
+                f"the catalog before retrying; {location} was kept"
             ) from e
 
     def _read_pointer(self, ident: Identifier, kind: str) -> tuple[str, Any]:
@@ -445,15 +500,17 @@ class SqlCatalog(MetastoreCatalog):
         except sa.exc.SQLAlchemyError as e:
             try:
                 now = self._read_row(ident)
-            except sa.exc.SQLAlchemyError as again:
+            except (sa.exc.SQLAlchemyError, CatalogServiceError) as again:
                 raise CommitStateUnknown(
-                    f"the pointer swap for {str(ident)!r} failed ({e}) and the pointer cannot "
-                    f"be read back ({again}); {new} was kept: check the table before retrying"
+                    f"the pointer swap for {str(ident)!r} failed ({database_error(e)}) and the "
+                    f"pointer cannot be read back ({database_error(again)}); {new} was kept: "
+                    "check the table before retrying"
                 ) from e
             if now is not None and now.location == new:
                 return  # the UPDATE was applied; only its acknowledgement was lost
             raise CommitStateUnknown(
-                f"the pointer swap for {str(ident)!r} failed with a database error ({e}); "
+                f"the pointer swap for {str(ident)!r} failed with a database error "
+                f"({database_error(e)}); "
                 f"the pointer does not name {new} now, but the swap may still land: "
                 "nothing was deleted; check the table before retrying"
             ) from e
@@ -462,10 +519,10 @@ class SqlCatalog(MetastoreCatalog):
         delete_quietly(io, new)  # definitely not committed: the attempt's file is garbage
         try:
             row = self._read_row(ident)
-        except sa.exc.SQLAlchemyError as e:
+        except (sa.exc.SQLAlchemyError, CatalogServiceError) as e:
             raise CommitFailed(
                 f"{str(ident)!r} no longer has the base metadata {base} (and re-reading it "
-                f"failed: {e}); reload it and retry"
+                f"failed: {database_error(e)}); reload it and retry"
             ) from e
         if row is None or row.kind != kind:
             raise _not_found(self.name, ident, kind, row)
@@ -474,6 +531,7 @@ class SqlCatalog(MetastoreCatalog):
             f"{base}; reload it and retry"
         )
 
+    @_typed_connection_errors("listing the catalog")
     def _list(self, namespace: NamespaceLike, kind: str) -> list[Identifier]:
         ns = namespace_of(namespace)
         ns_str = ".".join(ns)
@@ -498,6 +556,7 @@ class SqlCatalog(MetastoreCatalog):
         """Table rows in exactly this namespace."""
         return self._list(namespace, TABLE)
 
+    @_typed_connection_errors("dropping a table")
     def drop_table(self, identifier: IdentifierLike, purge: bool = False) -> None:
         """Delete the row (only if it still names the file read, so a purge sees the
         newest metadata); with ``purge``, then delete the table's files."""
@@ -525,6 +584,7 @@ class SqlCatalog(MetastoreCatalog):
         if metadata is not None:
             purge_table_files(self.file_io(metadata.location), metadata, location)
 
+    @_typed_connection_errors("renaming a table")
     def rename_table(self, source: IdentifierLike, destination: IdentifierLike) -> Table:
         """Move the row to the new name (files stay where they are)."""
         src, dst = Identifier.parse(source), Identifier.parse(destination)
@@ -563,6 +623,7 @@ class SqlCatalog(MetastoreCatalog):
         """``VIEW`` rows in exactly this namespace."""
         return self._list(namespace, VIEW)
 
+    @_typed_connection_errors("dropping a view")
     def drop_view(self, identifier: IdentifierLike) -> None:
         """Delete the ``VIEW`` row (metadata files are kept, as Iceberg Java does)."""
         ident = Identifier.parse(identifier)

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING
 
-from icewright.errors import NamespaceAlreadyExists
+from icewright.errors import NamespaceAlreadyExists, ValidationError
 from icewright.runners.local import LocalRunner
 from icewright.runners.submit import submit_runner
 from icewright.text.config import IcewrightConfig, read_config
@@ -54,8 +54,17 @@ class Context:
         self.debug = debug
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
+        for option, value, instead in (
+            ("--catalog", catalog, "a catalog URI such as sqlite:///lake.db"),
+            ("--config", config, "a TOML or JSON file"),
+            ("--master", master, "a Spark master URL such as spark://host:7077"),
+        ):
+            if value is not None and not value.strip():
+                raise ValidationError(
+                    f"{option} is empty: give {instead}, or leave the option out for the default"
+                )
         self._catalog_uri = catalog
-        settings = IcewrightConfig.load(config) if config else IcewrightConfig()
+        settings = IcewrightConfig.load(config) if config is not None else IcewrightConfig()
         self._catalog_props = dict(settings.catalog)
         self.spark_conf = {**settings.spark_conf, **(spark_conf or {})}
         self.master = master or os.environ.get(MASTER_ENV) or settings.spark_master or None

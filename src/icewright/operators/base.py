@@ -73,6 +73,11 @@ from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from icewright.actions.announce import claim, claim_key, commit_announcement, snapshots_in
+from icewright.actions.arguments import (
+    check_commit_key,
+    check_optional_seconds,
+    check_seconds,
+)
 from icewright.actions.results import to_jsonable
 from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
@@ -217,15 +222,19 @@ class IcebergBaseOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if spark_settings is not None and not isinstance(spark_settings, Mapping):
+            raise ValidationError(
+                f"spark_settings must be a mapping such as {{'master': 'local[2]'}}, "
+                f"got {spark_settings!r}"
+            )
         self.iceberg_conn_id = iceberg_conn_id
         self.spark_conn_id = spark_conn_id
         self.spark_settings = dict(spark_settings or {})
         self.commit_key = commit_key
         self.deferrable = bool(deferrable)
-        self.poll_interval = float(poll_interval)
-        self.deferral_timeout = None if deferral_timeout is None else float(deferral_timeout)
-        if self.poll_interval <= 0:
-            raise ValueError(f"poll_interval must be positive, got {poll_interval!r}")
+        # Not templated: a bad value fails when the DAG is parsed.
+        self.poll_interval = check_seconds(poll_interval, "poll_interval")
+        self.deferral_timeout = check_optional_seconds(deferral_timeout, "deferral_timeout")
         self._runner: Runner | None = None
         self.resumed: dict[str, Any] | None = None
         """The ``extra`` of the trigger event this try resumed from (None before)."""
@@ -302,8 +311,11 @@ class IcebergBaseOperator(BaseOperator):
 
     def resolve_commit_key(self, context: Context) -> str:
         """The given ``commit_key``, else :func:`commit_key_for` this task instance."""
-        if self.commit_key:
-            return str(self.commit_key)
+        if self.commit_key is not None:
+            try:
+                return str(check_commit_key(self.commit_key))
+            except ValidationError as e:
+                raise AirflowFailException(one_line(e)) from None
         ti = context["ti"]
         map_index = getattr(ti, "map_index", -1)
         first = first_try_number(getattr(ti, "max_tries", None), self.retries)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from icewright.actions.arguments import check_expire, check_rewrite
 from icewright.actions.instants import instant_ms
 from icewright.operators.base import MAX_DEFERRALS, IcebergBaseOperator, to_jsonable
 
@@ -60,6 +61,8 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        # The numbers are not templated: refused when the DAG is parsed.
+        check_rewrite(min_input_files, target_file_size, partial_progress_max_commits)
         self.table = table
         self.distributed = distributed
         self.where = where
@@ -82,7 +85,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         return rewrite(
             self.table,
             catalog=self.catalog,
-            where=self.where or None,
+            where=self.where,
             target_file_size=self.target_file_size,
             min_input_files=self.min_input_files,
             sort=self.sort,
@@ -103,10 +106,12 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         from icewright.actions._common import load
         from icewright.actions.rewrite import plan_groups, target_size
 
+        counts = (self.min_input_files, self.target_file_size, self.partial_progress_max_commits)
+        check_rewrite(*counts, where=self.where)
         current = load(self.table, self.catalog)
         groups = plan_groups(
             current,
-            where=self.where or None,
+            where=self.where,
             target_file_size=target_size(current, self.target_file_size),
             min_input_files=self.min_input_files,
             branch=self.branch,
@@ -144,6 +149,7 @@ class IcebergExpireSnapshotsOperator(IcebergBaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        check_expire(retain_last=retain_last)  # not templated: refused when the DAG is parsed
         self.table = table
         self.older_than = older_than
         self.retain_last = retain_last

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from icewright.actions.arguments import check_format_version
 from icewright.operators.base import IcebergBaseOperator
 from icewright.text.declaration import (
     parse_order,
@@ -84,6 +85,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        check_format_version(format_version)  # not templated: refused when the DAG is parsed
         self.table = table
         self.create_namespace = create_namespace
         self.schema = schema
@@ -122,11 +124,11 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
             self.table,
             catalog=self.catalog,
             schema=schema,
-            source=self.source or None,
+            source=self.source,
             partition_by=_partition_spec(self.partition_by),
             sort_by=_sort_order(self.sort_by),
             properties=_properties(self.properties),
-            location=self.location or None,
+            location=self.location,
             format_version=self.format_version,
             if_not_exists=self.if_not_exists,
             or_replace=self.or_replace,
@@ -154,7 +156,7 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
                 partition_by=_partition_spec(self.partition_by),
                 sort_by=_sort_order(self.sort_by),
                 properties=_properties(self.properties),
-                location=self.location or None,
+                location=self.location,
                 format_version=self.format_version,
                 if_not_exists=self.if_not_exists,
                 or_replace=self.or_replace,
@@ -275,7 +277,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
             self.table,
             self.source,
             catalog=self.catalog,
-            where=self.where or None,
+            where=self.where,
             dynamic_partitions=self.dynamic_partitions,
             branch=self.branch,
             commit_key=commit_key,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from icewright.actions.arguments import check_column_aliases
 from icewright.operators.base import IcebergBaseOperator, to_jsonable
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        check_column_aliases(column_aliases)  # not templated: refused when the DAG is parsed
         self.view = view
         self.sql = sql
         self.comment = comment
@@ -60,9 +62,9 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
             self.sql,
             catalog=self.catalog,
             comment=self.comment or None,
-            column_comments=self.column_comments or None,
+            column_comments=self.column_comments,
             column_aliases=self.column_aliases,
-            properties=dict(self.properties) if self.properties else None,
+            properties=self.properties,
             runner=self.make_runner(),
         )
 

@@ -36,6 +36,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from icewright.actions.arguments import check_optional_seconds, check_seconds
+from icewright.errors import ValidationError
 from icewright.io.secrets import public_properties, secret_properties
 
 __all__ = ["IcebergSparkJobTrigger"]
@@ -77,12 +79,8 @@ class IcebergSparkJobTrigger(BaseTrigger):
         iceberg_conn_id: str | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's is untyped
-        from icewright.errors import ValidationError
-
-        if poll_interval <= 0:
-            raise ValidationError(f"poll_interval must be positive, got {poll_interval!r}")
-        if timeout is not None and timeout <= 0:
-            raise ValidationError(f"timeout must be positive or None, got {timeout!r}")
+        self.poll_interval = check_seconds(poll_interval, "poll_interval")
+        self.timeout = check_optional_seconds(timeout, "timeout")
         if grace_period < 0:
             raise ValidationError(f"grace_period must be >= 0, got {grace_period!r}")
         self.job_key = job_key
@@ -94,8 +92,6 @@ class IcebergSparkJobTrigger(BaseTrigger):
         }
         self.iceberg_conn_id = iceberg_conn_id
         self.pending = dict(pending or {})
-        self.poll_interval = float(poll_interval)
-        self.timeout = None if timeout is None else float(timeout)
         self.grace_period = float(grace_period)
         self.extra = dict(extra or {})
 

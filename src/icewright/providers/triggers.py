@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
 from icewright.actions.announce import announcement, claimed_by
+from icewright.actions.arguments import check_seconds
 from icewright.actions.watch import (
     DEFAULT_OPERATIONS,
     PollResult,
@@ -60,6 +61,7 @@ from icewright.actions.watch import (
     snapshot_record,
     stable_digest,
 )
+from icewright.catalog import Identifier
 from icewright.errors import NoSuchTable, ValidationError
 from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.hooks import catalog_for
@@ -96,13 +98,7 @@ def _filters(summary_filters: Mapping[str, object] | None) -> dict[str, str] | N
 
 
 def _poll_interval(value: float) -> float:
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(f"poll_interval must be a number of seconds, got {value!r}") from None
-    if seconds <= 0:
-        raise ValidationError(f"poll_interval must be positive, got {value!r}")
-    return seconds
+    return check_seconds(value, "poll_interval")
 
 
 def _event(payload: dict[str, Any]) -> TriggerEvent:
@@ -143,6 +139,7 @@ class IcebergSnapshotTrigger(BaseTrigger):
         last_location: str | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's is untyped
+        Identifier.parse(table)  # an empty or malformed name fails where it is written
         self.table = str(table)
         self.iceberg_conn_id = iceberg_conn_id
         self.branch = branch
@@ -361,6 +358,7 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
         start_from: str = "latest",
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's is untyped
+        Identifier.parse(table)  # an empty or malformed name fails where it is written
         self.table = str(table)
         self.iceberg_conn_id = iceberg_conn_id
         self.branch = branch

@@ -31,7 +31,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowFailException
 
+from icewright.actions.arguments import check_seconds
 from icewright.actions.watch import (
     DEFAULT_OPERATIONS,
     PollResult,
@@ -39,7 +41,7 @@ from icewright.actions.watch import (
     SnapshotWatch,
     Watermark,
 )
-from icewright.errors import IcewrightError, ValidationError
+from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.hooks import catalog_for
 
@@ -123,14 +125,14 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         poll_interval: float = 60.0,
         **kwargs: Any,
     ) -> None:
-        kwargs.setdefault("poke_interval", poll_interval)
+        # Not templated: a bad value fails when the DAG is parsed.
+        seconds = check_seconds(poll_interval, "poll_interval")
+        kwargs.setdefault("poke_interval", seconds)
         super().__init__(**kwargs)
         if since_previous_run and after_snapshot_id is not None:
             raise ValidationError(
                 "give either after_snapshot_id or since_previous_run=True, not both"
             )
-        if poll_interval <= 0:
-            raise ValidationError(f"poll_interval must be positive, got {poll_interval!r}")
         # Checked now so a typo fails when the DAG is parsed, not after hours of waiting.
         SnapshotFilter.build(operations, None, min_added_records)
         self.table = table
@@ -140,10 +142,13 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         self.since_previous_run = since_previous_run
         self.after_data_interval_end = after_data_interval_end
         self.operations = None if operations is None else list(operations)
-        self.summary_filters = None if summary_filters is None else dict(summary_filters)
+        # Templated: anything but a mapping is refused when the sensor runs.
+        self.summary_filters = (
+            dict(summary_filters) if isinstance(summary_filters, Mapping) else summary_filters
+        )
         self.min_added_records = min_added_records
         self.deferrable = deferrable
-        self.poll_interval = float(poll_interval)
+        self.poll_interval = seconds
         self._watch: SnapshotWatch | None = None
 
     # --- the watch -----------------------------------------------------------------------
@@ -174,8 +179,9 @@ class IcebergSnapshotSensor(BaseSensorOperator):
             filter=self._filter(context),
         )
         after_id = _optional_id(self.after_snapshot_id)
-        if after_id is not None:
-            watch.after = watch.resolve_after(after_id)
+        known = watch.resolve_known(after_id)
+        if known is not None:
+            watch.after = known
         elif self.since_previous_run:
             watch.after = self._previous_watermark(context)
         self.log.info(
@@ -220,7 +226,15 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         return records
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
-        """One check: the pointer, and the metadata only when it moved."""
+        """One check: the pointer, and the metadata only when it moved. Bad input (an
+        unknown table, branch or snapshot id, a bad filter) fails the task without
+        retries, with a one-line reason."""
+        try:
+            return self._poke(context)
+        except BAD_INPUT as e:
+            raise AirflowFailException(one_line(e)) from None
+
+    def _poke(self, context: Context) -> PokeReturnValue | bool:
         watch = self.watch(context)
         self._restore_location(context, watch)
         result = watch.poll()

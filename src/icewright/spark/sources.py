@@ -26,6 +26,7 @@ __all__ = [
     "PathSource",
     "Source",
     "SqlSource",
+    "check_path",
     "first_line",
     "load_source",
     "parse_source",
@@ -131,7 +132,9 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
     )
 
 
-def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
+def check_path(source: PathSource) -> None:
+    """Raise :class:`ValidationError` when a source path of a file system icewright reads
+    (local, S3) does not exist or holds no files."""
     scheme = uri_scheme(source.path)
     if scheme in ("file", "s3", "s3a", "s3n") or (scheme is None and source.path.startswith("/")):
         io = load_file_io(source.path)
@@ -139,6 +142,10 @@ def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
             raise ValidationError(
                 f"the source path {source.path!r} does not exist (or holds no files)"
             )
+
+
+def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
+    check_path(source)
     reader = spark.read.format(source.format)
     options = dict(source.options)
     if source.format == "csv":

@@ -41,6 +41,11 @@ def read_config(path: str) -> dict[str, Any]:
         raise ValidationError(f"the config file {str(file)!r} does not parse: {e}") from None
     if not isinstance(data, dict):
         raise ValidationError(f"the config file {str(file)!r} must hold a table/object")
+    if not data:
+        raise ValidationError(
+            f"the config file {str(file)!r} is empty: give catalog properties such as "
+            "uri = '...' and warehouse = '...' (or leave --config out for the default)"
+        )
     return data
 
 

@@ -6,7 +6,8 @@ plugins, so a test asks for a fixture by name and never imports one:
 * ``sqlite_catalog`` / ``catalog``, ``pyiceberg_catalog``, ``glue_mock`` and
   :func:`tests.support.catalogs.make_catalog` (every catalog kind): ``tests.support.catalogs``;
 * ``postgres_url`` (a PostgreSQL server): ``tests.support.postgres``;
-* ``s3_server`` (moto's S3 server on 127.0.0.1): ``tests.support.s3``;
+* ``s3_server`` (moto's S3 server on 127.0.0.1) and ``authenticated_s3`` (one that checks
+  keys): ``tests.support.s3``;
 * ``rest_server`` and ``rest_namespace`` (Iceberg Java's REST catalog server):
   ``tests.support.rest``;
 * ``spark`` (the one local SparkSession of the process): ``tests.support.spark``;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from icewright.catalog.changes import table_changes
 from icewright.catalog.sql import SqlCatalog
 from icewright.commit import commit_tables
 from icewright.commit.append import FastAppend, fast_append
+from icewright.commit.expire import expire_snapshots
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
 from icewright.scan import plan_files
@@ -165,3 +167,58 @@ def test_pyiceberg_reads_both(rest_server: RestServer) -> None:
         read = theirs.load_table(name)
         assert read.metadata_location == result.metadata_location
         assert sorted(read.scan().to_arrow().column("id").to_pylist()) == ids
+
+
+def _keyed(table: Table, n: int, key: str, start: int = 0) -> FastAppend:
+    update = FastAppend(table, commit_key=key)
+    for f in files_for(table, rows(n, start=start)):
+        update.append_file(f)
+    return update
+
+
+def test_repeated_commit_key_commits_once_on_both_tables(rest_server: RestServer) -> None:
+    catalog, a, b = _two_tables(rest_server)
+    first = [_keyed(a, 2, "load-1"), _keyed(b, 3, "load-1")]
+    rest_server.faults(status_after_commit=503)  # applied, but the answer is lost
+    with pytest.raises(CommitStateUnknown):
+        commit_tables([(a, [first[0]]), (b, [first[1]])])
+    # The retry (a new task: tables loaded afresh, new files, the same key) finds the
+    # key on both tables and sends nothing.
+    a, b = a.refresh(), b.refresh()
+    landed = [t.metadata.current_snapshot_id for t in (a, b)]
+    assert None not in landed
+    again = [_keyed(a, 2, "load-1", start=10), _keyed(b, 3, "load-1", start=10)]
+    rest_server.clear_requests()
+    results = commit_tables([(a, [again[0]]), (b, [again[1]])])
+    assert [r.committed for r in results] == [False, False]
+    assert [r.snapshot_id for r in results] == landed
+    assert _posts(rest_server) == []
+    for name, n in (("db.a", 2), ("db.b", 3)):
+        fresh = catalog.load_table(name)
+        assert len(fresh.metadata.snapshots) == 1
+        assert sum(t.data_file.record_count for t in plan_files(fresh)) == n
+    # The retry's own files are not referenced: deleted; the first attempt's stay.
+    assert not any(a.io.exists(p) for u in again for p in u.files_written())
+    assert all(a.io.exists(p) for u in first for p in u.files_written())
+
+
+def test_stale_base_after_an_expire_retries(rest_server: RestServer) -> None:
+    catalog, a, b = _two_tables(rest_server)
+    fast_append(a, files_for(a, rows(1)))
+    stale = a.refresh()
+    # Another writer appends twice and expires everything but its head: the manifest
+    # list of the stale handle's current snapshot is gone.
+    fast_append(stale, files_for(stale, rows(1, start=10)))
+    fast_append(stale.refresh(), files_for(stale, rows(1, start=20)))
+    time.sleep(0.002)
+    expire_snapshots(stale.refresh(), older_than_ms=int(time.time() * 1000), retain_last=1)
+    snapshot = stale.metadata.current_snapshot()
+    assert snapshot is not None and not stale.io.exists(snapshot.manifest_list)
+    rest_server.clear_requests()
+    ra, rb = commit_tables([(stale, [_append(stale, 2, start=50)]), (b, [_append(b, 1)])])
+    assert ra.committed and rb.committed
+    prefix = catalog.properties["prefix"]
+    assert _posts(rest_server) == [f"/v1/{prefix}/transactions/commit 204"]
+    fresh = catalog.load_table("db.a")
+    assert fresh.metadata.current_snapshot_id == ra.snapshot_id
+    assert sum(t.data_file.record_count for t in plan_files(fresh)) == 5

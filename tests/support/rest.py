@@ -13,6 +13,7 @@ fixtures by name (``tests/conftest.py`` registers this module)::
         catalog = rest_server.catalog(oauth=True)  # through OAuth2 client credentials
         rest_server.faults(status_after_commit=503)  # the next table commit
         rest_server.requests()                      # ["GET /v1/... 200", ...]
+        rest_server.vend("wh", "s3://bucket/wh", config={...})  # vended credentials
 
 Tests that use the server should take ``rest_namespace`` for a fresh namespace.
 """
@@ -193,6 +194,25 @@ class RestServer:
                 "fail-commits": fail_commits,
             },
         )
+
+    def vend(
+        self,
+        warehouse: str,
+        location: str,
+        config: dict[str, str] | None = None,
+        storage_credentials: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Make ``warehouse`` (a new name) a catalog whose tables live under
+        ``location`` and whose table responses carry ``config`` and
+        ``storage_credentials`` (``[{"prefix": ..., "config": {...}}]``), as a server
+        that vends credentials does. Its metadata files stay in the server's memory."""
+        body = {
+            "warehouse": warehouse,
+            "location": location,
+            "config": config or {},
+            "storage-credentials": storage_credentials or [],
+        }
+        self._call("POST", "/_test/vend", body)
 
     def clear_faults(self) -> None:
         """No faults."""

@@ -24,8 +24,14 @@ rather than relying on buckets made earlier in the session.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,7 +39,14 @@ from typing import Any
 
 import pytest
 
-__all__ = ["S3TestServer", "running_s3", "s3_server"]
+__all__ = [
+    "AuthenticatedS3",
+    "S3TestServer",
+    "authenticated_s3",
+    "running_authenticated_s3",
+    "running_s3",
+    "s3_server",
+]
 
 REGION = "us-east-1"
 ACCESS_KEY = "testing"
@@ -228,3 +241,104 @@ def running_s3() -> Iterator[S3TestServer]:
         thread.join(timeout=30)
         server.server_close()
         werkzeug_log.setLevel(old_level)
+
+
+# --- an S3 that checks keys -------------------------------------------------------------
+
+# moto counts the actions it lets through unchecked (settings.INITIAL_NO_AUTH_ACTION_COUNT,
+# read from the environment when moto is imported; moto.core.authorization): the first
+# three make the user, its policy and its key, then every request must be signed (SigV4)
+# with a key of an IAM user allowed the action.
+_UNCHECKED_SETUP_ACTIONS = 3
+_S3_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
+}
+
+
+@dataclass
+class AuthenticatedS3:
+    """moto's S3 server in a process of its own, checking every request's signature and
+    key: only ``access_key_id``/``secret_access_key`` (an IAM user's) are let in."""
+
+    endpoint: str
+    bucket: str
+    access_key_id: str
+    secret_access_key: str
+
+    def client(self, access_key_id: str | None = None, secret_access_key: str | None = None) -> Any:
+        """A boto3 S3 client with the user's key (or the one given)."""
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=access_key_id or self.access_key_id,
+            aws_secret_access_key=secret_access_key or self.secret_access_key,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def running_authenticated_s3() -> Iterator[AuthenticatedS3]:
+    """A moto server (``python -m moto.server``) with authentication on, an IAM user
+    allowed ``s3:*`` and one bucket; stopped when the block ends."""
+    import boto3
+
+    port = _free_port()
+    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(_UNCHECKED_SETUP_ACTIONS)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto's server did not start on {endpoint}")
+            time.sleep(0.2)
+        iam = boto3.client(
+            "iam",
+            endpoint_url=endpoint,
+            region_name=REGION,
+            aws_access_key_id="setup",
+            aws_secret_access_key="setup",
+        )
+        user = f"icewright-{uuid.uuid4().hex[:8]}"
+        iam.create_user(UserName=user)
+        iam.put_user_policy(UserName=user, PolicyName="s3", PolicyDocument=json.dumps(_S3_POLICY))
+        key = iam.create_access_key(UserName=user)["AccessKey"]
+        server = AuthenticatedS3(
+            endpoint, f"vended-{uuid.uuid4().hex[:12]}", key["AccessKeyId"], key["SecretAccessKey"]
+        )
+        server.client().create_bucket(Bucket=server.bucket)  # checked: the key works
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def authenticated_s3() -> Iterator[AuthenticatedS3]:
+    """moto's S3 checking keys (:class:`AuthenticatedS3`), one per test module."""
+    with running_authenticated_s3() as server:
+        yield server

@@ -10,6 +10,7 @@ The properties are the ones Iceberg Java's ``RESTCatalog`` and pyiceberg read:
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -136,7 +137,11 @@ class SigV4(Authenticator):
     def headers(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> Mapping[str, str]:
-        request = self._request(method=method, url=url, data=body, headers=dict(headers))
+        # The body's SHA-256 travels as a signed header, as Iceberg Java's signer sends it
+        # (S3 and S3 Tables refuse a SigV4 request without it).
+        sha256 = hashlib.sha256(body or b"").hexdigest()
+        signed = {**headers, "X-Amz-Content-SHA256": sha256}
+        request = self._request(method=method, url=url, data=body, headers=signed)
         self._signer.add_auth(request)
         names = ("Authorization", "X-Amz-Date", "X-Amz-Security-Token", "X-Amz-Content-SHA256")
         return {k: request.headers[k] for k in names if k in request.headers}

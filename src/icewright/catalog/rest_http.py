@@ -121,6 +121,9 @@ class RestHttp:
         self._host = parts.hostname
         self._port = parts.port
         self._base_path = parts.path.rstrip("/")
+        # What a request's target (which starts with the base path) is appended to: the
+        # URL that is signed must be the one sent (SigV4 signs the path).
+        self._origin = f"{parts.scheme}://{parts.netloc}"
         self._headers = dict(headers)
         self._connect_timeout = connect_timeout_s
         self._read_timeout = read_timeout_s
@@ -183,7 +186,7 @@ class RestHttp:
             attempt += 1
             all_headers = dict(send_headers)
             if authorize and self.auth is not None:
-                all_headers.update(self.auth(method, self.uri + target, all_headers, data))
+                all_headers.update(self.auth(method, self._origin + target, all_headers, data))
             try:
                 response = self._send(method, target, data, all_headers, fresh=attempt > 1)
             except (OSError, http.client.HTTPException) as e:

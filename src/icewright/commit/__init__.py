@@ -66,7 +66,13 @@ if TYPE_CHECKING:
         register_table,
     )
     from icewright.commit.transaction import Transaction
-    from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
+    from icewright.commit.update import (
+        CommitResult,
+        PendingUpdate,
+        PreparedCommit,
+        commit_updates,
+        prepare_commit,
+    )
     from icewright.commit.view_ops import create_view, drop_view, replace_view
 
 # Public name -> the module that defines it.
@@ -75,6 +81,8 @@ _EXPORTS: dict[str, str] = {
     "CommitResult": "update",
     "PendingUpdate": "update",
     "commit_updates": "update",
+    "PreparedCommit": "update",
+    "prepare_commit": "update",
     "commit_tables": "multi_table",
     # data operations
     "FastAppend": "append",
@@ -130,6 +138,7 @@ __all__ = [
     "OrphanResult",
     "OverwriteFiles",
     "PendingUpdate",
+    "PreparedCommit",
     "ReplacePartitions",
     "ReplaceSortOrder",
     "RewriteFiles",
@@ -153,6 +162,7 @@ __all__ = [
     "expire_snapshots",
     "fast_append",
     "overwrite",
+    "prepare_commit",
     "register_table",
     "remove_orphan_files",
     "replace_partitions",

@@ -5,8 +5,10 @@ them show the new data or none does. :func:`commit_tables` applies each table's
 :class:`~icewright.commit.update.PendingUpdate` list on its latest metadata, turns the
 steps into the spec's requirements and updates, and sends them in one
 :meth:`~icewright.catalog.base.Catalog.commit_transaction` (a REST catalog's
-``POST /v1/{prefix}/transactions/commit``). The retry semantics are those of
-:func:`~icewright.commit.update.commit_updates`:
+``POST /v1/{prefix}/transactions/commit``). Each table is prepared as
+:func:`~icewright.commit.update.commit_updates` prepares its one table
+(:func:`~icewright.commit.update.prepare_commit`: commit keys looked up, a stale base
+that lost a file to another writer's expire retried), and the retry semantics are its:
 
 * ``CommitFailed`` (409: a requirement failed on some table; nothing was applied):
   every table is refreshed, every update re-applied, and the transaction re-sent;
@@ -23,10 +25,8 @@ import logging
 from collections.abc import Sequence
 
 from icewright.catalog.base import Catalog, Table
-from icewright.catalog.changes import TableChanges, table_changes
-from icewright.catalog.identifier import Identifier
 from icewright.commit.retry import RetryPolicy
-from icewright.commit.update import CommitResult, PendingUpdate, _apply_all, _delete
+from icewright.commit.update import CommitResult, PendingUpdate, clean_up, prepare_commit
 from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError, ValidationError
 
 __all__ = ["commit_tables"]
@@ -41,7 +41,10 @@ def commit_tables(
 
     All tables must belong to one catalog that supports transactions. Returns one
     :class:`CommitResult` per table, in the given order, each on the table as loaded
-    after the commit. The retry policy is the first table's ``commit.retry.*``.
+    after the commit. The retry policy is the first table's ``commit.retry.*``. A table
+    whose last update's commit key is already on it is left out of the transaction and
+    reported with ``committed`` False (a repeated call after a transaction landed sends
+    nothing).
     """
     catalog = _check(changes)
     policy = RetryPolicy.from_properties(changes[0][0].metadata.properties)
@@ -50,18 +53,24 @@ def commit_tables(
     def attempt(n: int) -> list[CommitResult]:
         if n > 1:
             current[:] = [t.refresh() for t in current]
-        sent: list[tuple[Identifier, TableChanges]] = []
-        for table, (_, updates) in zip(current, changes, strict=True):
-            base = table.metadata
-            sent.append((table.identifier, table_changes(base, _apply_all(updates, base))))
-        try:
-            catalog.commit_transaction(sent)
-        except CommitFailed:
-            log.info("transaction on %d tables lost a race (attempt %d)", len(sent), n)
-            raise
+        prepared = [
+            prepare_commit(table, updates)
+            for table, (_, updates) in zip(current, changes, strict=True)
+        ]
+        current[:] = [p.table for p in prepared]
+        sent = [(p.table.identifier, p.changes()) for p in prepared if p.done is None]
+        if sent:
+            try:
+                catalog.commit_transaction(sent)
+            except CommitFailed:
+                log.info("transaction on %d tables lost a race (attempt %d)", len(sent), n)
+                raise
         results = []
-        for table, (_, updates) in zip(current, changes, strict=True):
-            loaded = catalog.load_table(table.identifier)
+        for p, (_, updates) in zip(prepared, changes, strict=True):
+            if p.done is not None:
+                results.append(p.done)
+                continue
+            loaded = catalog.load_table(p.table.identifier)
             snapshot = updates[-1].result_snapshot(loaded.metadata)
             results.append(CommitResult.for_snapshot(loaded, snapshot, committed=True))
         return results
@@ -76,10 +85,10 @@ def commit_tables(
     except IcewrightError:
         # Nothing references what the updates wrote (a transaction applies all or none).
         for table, updates in changes:
-            _delete(table.io, (p for u in updates for p in u.files_written()))
+            clean_up(table.io, updates, committed=False)
         raise
-    for table, updates in changes:
-        _delete(table.io, (p for u in updates for p in u.files_not_committed()))
+    for (table, updates), result in zip(changes, results, strict=True):
+        clean_up(table.io, updates, committed=result.committed)
     return results
 
 

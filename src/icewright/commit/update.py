@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from icewright.catalog.base import Table
-from icewright.catalog.changes import table_changes
+from icewright.catalog.changes import TableChanges, table_changes
 from icewright.commit.commit_keys import RememberedCommit
 from icewright.commit.retry import RetryPolicy
 from icewright.errors import CommitFailed, CommitStateUnknown, IcewrightError, NoSuchFile
@@ -96,6 +96,81 @@ class PendingUpdate(ABC):
         return commit_updates(table, [self])
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedCommit:
+    """One table's part of a commit attempt (:func:`prepare_commit`).
+
+    ``table`` is the handle the updates were applied on (refreshed when the given one
+    turned out stale), ``base`` its metadata and ``new`` the metadata the updates make.
+    ``done`` is set when there is nothing to send: the last update's commit key is
+    already on the table, or the updates change nothing on the current metadata.
+    """
+
+    table: Table
+    base: TableMetadata
+    new: TableMetadata
+    done: CommitResult | None = None
+
+    def changes(self) -> TableChanges:
+        """The requirements and updates that take ``base`` to ``new``."""
+        return table_changes(self.base, self.new)
+
+
+def prepare_commit(table: Table, updates: Sequence[PendingUpdate]) -> PreparedCommit:
+    """Apply ``updates`` in order on ``table``'s metadata for one commit attempt: what
+    :func:`commit_updates` sends for one table, and
+    :func:`~icewright.commit.multi_table.commit_tables` for each of its tables.
+
+    Looks up the last update's commit key first. A ``NoSuchFile`` while applying on a
+    base the table has moved on from (another writer's expire removed a file of it)
+    raises ``CommitFailed``, so the caller's retry loop refreshes and applies again;
+    on the current metadata it is re-raised, as no retry mends it.
+    """
+    if not updates:
+        raise ValueError("a commit needs at least one update")
+    current = table
+    while True:
+        base = current.metadata
+        found = updates[-1].already_committed(base)
+        if found is not None:
+            done = CommitResult.for_snapshot(current, found, committed=False)
+            return PreparedCommit(current, base, base, done)
+        try:
+            new = _apply_all(updates, base)
+        except NoSuchFile as missing:
+            # If the table moved on (an expire removed the parent's manifest list), this
+            # handle was stale: a conflict, retried on refreshed metadata like a lost race
+            # (Java refreshes before each apply). If it did not, the table itself lacks
+            # the file and no retry mends that.
+            if current.refresh().metadata_location == current.metadata_location:
+                raise
+            raise CommitFailed(
+                f"the base of {current.identifier} moved on since it was loaded "
+                f"({missing}): retrying on the current metadata"
+            ) from missing
+        if new is not base:
+            return PreparedCommit(current, base, new)
+        # Nothing changes on this base (a property set to its value, a rollback to the
+        # current snapshot). The handle may be stale: decide on the current table, and
+        # like Java write no metadata file for a no-op.
+        fresh = current.refresh()
+        if fresh.metadata_location == current.metadata_location:
+            done = CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
+            return PreparedCommit(current, base, base, done)
+        current = fresh
+
+
+def clean_up(io: FileIO, updates: Sequence[PendingUpdate], *, committed: bool) -> None:
+    """Delete what ``updates`` wrote that no metadata references: after their commit
+    (``committed``), the files of losing attempts; after a definite failure or when
+    nothing was committed, every file they wrote. Never call it when the outcome is
+    unknown (``CommitStateUnknown``)."""
+    if committed:
+        _delete(io, (p for u in updates for p in u.files_not_committed()))
+    else:
+        _delete(io, (p for u in updates for p in u.files_written()))
+
+
 def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResult:
     """Apply ``updates`` in order on the latest metadata and swap the catalog pointer.
 
@@ -112,40 +187,20 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
         nonlocal current
         if n > 1:
             current = current.refresh()
-        while True:
-            base = current.metadata
-            found = updates[-1].already_committed(base)
-            if found is not None:
-                return CommitResult.for_snapshot(current, found, committed=False)
-            try:
-                new = _apply_all(updates, base)
-            except NoSuchFile as missing:
-                # A file of the base is gone. If the table moved on (an expire removed the
-                # parent's manifest list), this handle was stale: a conflict, retried on
-                # refreshed metadata like a lost race (Java refreshes before each apply).
-                # If it did not, the table itself lacks the file and no retry mends that.
-                if current.refresh().metadata_location == current.metadata_location:
-                    raise
-                raise CommitFailed(
-                    f"the base of {current.identifier} moved on since it was loaded "
-                    f"({missing}): retrying on the current metadata"
-                ) from missing
-            if new is not base:
-                break
-            # Nothing changes on this base (a property set to its value, a rollback to the
-            # current snapshot). The handle may be stale: decide on the current table, and
-            # like Java write no metadata file for a no-op.
-            fresh = current.refresh()
-            if fresh.metadata_location == current.metadata_location:
-                return CommitResult.for_snapshot(current, base.current_snapshot(), committed=False)
-            current = fresh
+        prepared = prepare_commit(current, updates)
+        current = prepared.table
+        if prepared.done is not None:
+            return prepared.done
         # The commit travels as the spec's updates and requirements (what a REST
         # catalog sends); the metadata-file catalogs apply them to the base with the one
         # function that applies updates, so every catalog commits what the updates say.
-        changes = table_changes(base, new)
         try:
             new, location = current.catalog.commit_changes(
-                current.identifier, current.metadata_location, base, changes, new.last_updated_ms
+                current.identifier,
+                current.metadata_location,
+                prepared.base,
+                prepared.changes(),
+                prepared.new.last_updated_ms,
             )
         except CommitFailed:
             log.info("commit to %s lost a race (attempt %d)", current.identifier, n)
@@ -161,12 +216,9 @@ def commit_updates(table: Table, updates: Sequence[PendingUpdate]) -> CommitResu
     except IcewrightError:
         # CommitFailed after the last retry, or a validation error: nothing references
         # what these updates wrote.
-        _delete(table.io, (p for u in updates for p in u.files_written()))
+        clean_up(table.io, updates, committed=False)
         raise
-    if result.committed:
-        _delete(table.io, (p for u in updates for p in u.files_not_committed()))
-    else:
-        _delete(table.io, (p for u in updates for p in u.files_written()))
+    clean_up(table.io, updates, committed=result.committed)
     return result
 
 

@@ -21,7 +21,7 @@ Paths are compared after :func:`normalize_path`: a delete file may spell a data 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -149,9 +149,13 @@ def _associations(spark: SparkSession, pairs: list[tuple[str, str]]) -> DataFram
 
 
 def apply_position_deletes(
-    spark: SparkSession, data: DataFrame, tasks: Sequence[FileScanTask]
+    spark: SparkSession,
+    data: DataFrame,
+    tasks: Sequence[FileScanTask],
+    options: Mapping[str, str] | None = None,
 ) -> DataFrame:
-    """``data`` without the rows the tasks' position delete files remove.
+    """``data`` without the rows the tasks' position delete files remove (read with the
+    data source ``options``: the table's Hadoop settings).
 
     ``data`` must have :data:`FILE_COLUMN` (normalized path) and :data:`POS_COLUMN`.
     """
@@ -161,7 +165,8 @@ def apply_position_deletes(
     # file_path and pos have fixed names (spec: "Position Delete Files"), so they are read by
     # name: delete files written without field ids are read too.
     deletes = (
-        spark.read.schema("file_path string, pos bigint")
+        spark.read.options(**(options or {}))
+        .schema("file_path string, pos bigint")
         .parquet(*(spark_file_path(p) for p in paths))
         .select(
             normalized_path_column(F.col("_metadata.file_path"), uri_encoded=True).alias(

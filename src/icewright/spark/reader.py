@@ -36,6 +36,7 @@ from icewright.spark.deletes import (
     normalized_path_column,
     spark_file_path,
 )
+from icewright.spark.file_access import hadoop_options
 from icewright.spark.filters import _filter_column, _references, spark_literal
 from icewright.spark.name_mapping import (
     NAME_MAPPING_PROPERTY,
@@ -122,6 +123,8 @@ class _Reader:
         self.metadata = metadata
         self.io = io
         self.plan = plan
+        # The table's own S3 settings (vended keys included) for Spark's reads of its files.
+        self.options = hadoop_options(io)
         self.tasks = list(plan.tasks)
         self.version = spark.version
         self.spark3 = int(spark.version.split(".")[0]) < 4
@@ -163,7 +166,7 @@ class _Reader:
                 )
             )
         if need_pos:
-            df = apply_position_deletes(self.spark, df, self.tasks)
+            df = apply_position_deletes(self.spark, df, self.tasks, self.options)
         if need_file:
             df = apply_equality_deletes(
                 self.spark,
@@ -328,8 +331,10 @@ class _Reader:
         base = T.StructType([_spark_field(f) for f in internal.fields])
         frames = []
         for group in groups:
-            reader = self.spark.read.schema(group.schema).parquet(
-                *(spark_file_path(p) for p in group.paths)
+            reader = (
+                self.spark.read.options(**self.options)
+                .schema(group.schema)
+                .parquet(*(spark_file_path(p) for p in group.paths))
             )
             cols = []
             for read, want, typed in zip(

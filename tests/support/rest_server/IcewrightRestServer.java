@@ -22,6 +22,15 @@
 //   POST /_test/faults   {"commit-status-after": 503, "drop-after-commit": 1, "count": n,
 //                         "fail-commits": n}   set the faults for the next n table commits/transactions
 //   GET  /_test/requests the request log ("METHOD path status" lines); DELETE clears it
+//   POST /_test/vend     {"warehouse": name, "location": "s3://bucket/prefix", "config": {...},
+//                         "storage-credentials": [{"prefix": ..., "config": {...}}]}
+//                        a warehouse whose tables live at location and whose table responses
+//                        (create, stage create, load, register) carry that config and those
+//                        storage credentials, as a catalog that vends credentials answers
+//                        X-Iceberg-Access-Delegation: vended-credentials. Its metadata files
+//                        stay in the server's memory (InMemoryFileIO: the runtime jar has no S3
+//                        client); clients read metadata from the responses, and the files they
+//                        write (manifests, data) go to the location with the vended keys.
 package org.apache.iceberg.rest;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -70,6 +79,8 @@ import org.apache.iceberg.rest.responses.ConfigResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
 import org.apache.iceberg.rest.responses.OAuthTokenResponse;
+import org.apache.iceberg.rest.credentials.Credential;
+import org.apache.iceberg.rest.credentials.ImmutableCredential;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -86,6 +97,11 @@ public class IcewrightRestServer {
   private int securedPort = -1;
   private final Map<String, Long> tokens = new ConcurrentHashMap<>(); // token -> expiry (ms)
   private final List<String> requestLog = new ArrayList<>();
+
+  /** A warehouse that vends storage credentials (POST /_test/vend). */
+  private record Vended(String location, Map<String, String> config, List<Credential> credentials) {}
+
+  private final Map<String, Vended> vended = new ConcurrentHashMap<>();
 
   // Taken by every table commit and transaction: InMemoryCatalog swaps one table at a
   // time, so this lock is what makes a transaction all-or-nothing on this test server.
@@ -145,6 +161,12 @@ public class IcewrightRestServer {
         name,
         n -> {
           InMemoryCatalog catalog = new InMemoryCatalog();
+          Vended vend = vended.get(n);
+          if (vend != null) {
+            // Metadata files in memory, table files at the vended location (see the top).
+            catalog.initialize(n, Map.of("warehouse", vend.location()));
+            return catalog;
+          }
           catalog.initialize(n, Map.of("warehouse", warehouse + "/" + n));
           // InMemoryCatalog always keeps files in an InMemoryFileIO; the tests need them
           // on disk (icewright, pyiceberg and Spark read them, purge deletes them), so
@@ -345,6 +367,23 @@ public class IcewrightRestServer {
       dropAfterCommit = node.path("drop-after-commit").asBoolean(false);
       failCommits = node.path("fail-commits").asInt(0);
       return null;
+    } else if (path.equals("/_test/vend") && method.equals("POST")) {
+      JsonNode node = MAPPER.readTree(body);
+      String name = node.path("warehouse").asText();
+      if (catalogs.containsKey(name)) {
+        throw new IllegalArgumentException("warehouse " + name + " is in use already");
+      }
+      List<Credential> credentials = new ArrayList<>();
+      for (JsonNode entry : node.path("storage-credentials")) {
+        credentials.add(
+            ImmutableCredential.builder()
+                .prefix(entry.path("prefix").asText())
+                .config(strings(entry.path("config")))
+                .build());
+      }
+      vended.put(
+          name, new Vended(node.path("location").asText(), strings(node.path("config")), credentials));
+      return null;
     } else if (path.equals("/_test/requests") && method.equals("GET")) {
       return String.join("\n", requestLog).getBytes(StandardCharsets.UTF_8);
     } else if (path.equals("/_test/requests") && method.equals("DELETE")) {
@@ -352,6 +391,28 @@ public class IcewrightRestServer {
       return null;
     }
     throw new Status(404);
+  }
+
+  private static Map<String, String> strings(JsonNode node) {
+    Map<String, String> out = new HashMap<>();
+    node.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+    return out;
+  }
+
+  /** ``response`` with the vended config and storage credentials of warehouse ``name``. */
+  private LoadTableResponse vend(String name, LoadTableResponse response) {
+    Vended vend = vended.get(name);
+    if (vend == null) {
+      return response;
+    }
+    LoadTableResponse.Builder builder =
+        LoadTableResponse.builder()
+            .withTableMetadata(response.tableMetadata())
+            .addAllConfig(response.config())
+            .addAllConfig(vend.config())
+            .addAllCredentials(response.credentials())
+            .addAllCredentials(vend.credentials());
+    return builder.build();
   }
 
   /** The fault to apply to this commit: 0 none, else a status or -1 (drop). */
@@ -472,16 +533,19 @@ public class IcewrightRestServer {
           catalog, ns, read(body, UpdateNamespacePropertiesRequest.class));
     }
     if (p.length == 3 && p[2].equals("register") && method.equals("POST")) {
-      return CatalogHandlers.registerTable(catalog, ns, read(body, RegisterTableRequest.class));
+      return vend(
+          all[2], CatalogHandlers.registerTable(catalog, ns, read(body, RegisterTableRequest.class)));
     }
     if (p.length == 3 && p[2].equals("tables")) {
       if (method.equals("GET")) {
         return listTables(catalog, ns, query);
       } else if (method.equals("POST")) {
         CreateTableRequest req = read(body, CreateTableRequest.class);
-        return req.stageCreate()
-            ? CatalogHandlers.stageTableCreate(catalog, ns, req)
-            : CatalogHandlers.createTable(catalog, ns, req);
+        return vend(
+            all[2],
+            req.stageCreate()
+                ? CatalogHandlers.stageTableCreate(catalog, ns, req)
+                : CatalogHandlers.createTable(catalog, ns, req));
       }
       throw new Status(405);
     }
@@ -489,7 +553,7 @@ public class IcewrightRestServer {
       TableIdentifier ident = TableIdentifier.of(ns, p[3]);
       switch (method) {
         case "GET":
-          return loadTable(catalog, ex, ident);
+          return vend(all[2], loadTable(catalog, ex, ident));
         case "HEAD":
           CatalogHandlers.tableExists(catalog, ident);
           return null;
@@ -556,7 +620,8 @@ public class IcewrightRestServer {
   }
 
   /** Load a table, answering 304 when the client's If-None-Match names the current state. */
-  private Object loadTable(InMemoryCatalog catalog, HttpExchange ex, TableIdentifier ident) {
+  private LoadTableResponse loadTable(
+      InMemoryCatalog catalog, HttpExchange ex, TableIdentifier ident) {
     LoadTableResponse response = CatalogHandlers.loadTable(catalog, ident);
     String etag = etag(response.metadataLocation());
     String given = ex.getRequestHeaders().getFirst("If-None-Match");

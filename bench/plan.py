@@ -173,6 +173,28 @@ def pyiceberg_child(root: Path, repeat: int) -> dict[str, Any]:
     return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
 
 
+def expire_child(root: Path, repeat: int) -> dict[str, Any]:
+    """A dry-run expire of every snapshot but the newest, file cleanup included (it reads
+    every manifest for the paths the kept snapshot still reaches): time, memory. A dry run
+    deletes nothing, so a kept table stays reusable."""
+    from icewright.catalog import SqlCatalog
+    from icewright.commit.expire import expire_snapshots
+
+    table = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh")).load_table(TABLE)
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    result = expire_snapshots(
+        table, older_than_ms=int(time.time() * 1000), retain_last=1, dry_run=True
+    )
+    seconds = time.perf_counter() - start
+    return {
+        "snapshots": len(result.expired_snapshot_ids),
+        "seconds": seconds,
+        "rss_before_mb": before,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
 def run_child(kind: str, root: Path, repeat: int) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--keep", str(root), "--repeat", str(repeat)],
@@ -213,12 +235,12 @@ def main() -> None:
     parser.add_argument("--no-java", action="store_true", help="skip Iceberg Java")
     parser.add_argument("--only", choices=["icewright"], help="time icewright alone")
     parser.add_argument(
-        "--child", choices=["icewright", "stream", "pyiceberg"], help=argparse.SUPPRESS
+        "--child", choices=["icewright", "stream", "expire", "pyiceberg"], help=argparse.SUPPRESS
     )
     args = parser.parse_args()
 
     if args.child:
-        child = {"icewright": icewright_child, "stream": stream_child}.get(
+        child = {"icewright": icewright_child, "stream": stream_child, "expire": expire_child}.get(
             args.child, pyiceberg_child
         )
         print(json.dumps(child(args.keep, args.repeat)))
@@ -228,6 +250,7 @@ def main() -> None:
     metadata_location = build(root, args.files, args.manifests)
     results = {"icewright": run_child("icewright", root, args.repeat)}
     stream = run_child("stream", root, 1)
+    expired = run_child("expire", root, 1)
     if args.only is None:
         results["pyiceberg"] = run_child("pyiceberg", root, args.repeat)
         if not args.no_java:
@@ -262,6 +285,11 @@ def main() -> None:
         f"icewright whole table a manifest at a time (TableScan.iter_tasks, all column "
         f"metrics): {stream['tasks']:,} tasks in {stream['seconds']:.2f}s, peak RSS "
         f"{stream['peak_rss_mb']:.0f} MiB ({stream['rss_before_mb']:.0f} MiB after loading)"
+    )
+    print(
+        f"icewright expire dry run ({expired['snapshots']} snapshots, file cleanup planned): "
+        f"{expired['seconds']:.2f}s, peak RSS {expired['peak_rss_mb']:.0f} MiB "
+        f"({expired['rss_before_mb']:.0f} MiB after loading)"
     )
     print(
         f"plan: icewright/pyiceberg={worst.get('pyiceberg', float('nan')):.2f} "

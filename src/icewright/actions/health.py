@@ -77,7 +77,7 @@ def table_health(
     head = metadata.snapshot_for_ref(branch)
     files = small = 0
     if head is not None:
-        for task in TableScan.of(current, ref=branch).plan_files():
+        for task in TableScan.of(current, ref=branch).iter_tasks():
             files += 1
             if task.data_file.file_size_in_bytes < small_file_bytes:
                 small += 1

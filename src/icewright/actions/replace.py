@@ -207,7 +207,8 @@ def plan_copy_on_write(
     partial: list[FileScanTask] = []
     if scan.snapshot() is None:
         return condition, full, partial
-    for task in scan.plan_files():
+    # streamed: only the matching files are kept, not the whole plan (1M-file tables)
+    for task in scan.iter_tasks():
         if task.residual is ALWAYS_TRUE or strict.eval(task.data_file):
             full.append(task.data_file)
         else:

@@ -283,7 +283,7 @@ def plan_groups(
         )
         return [FileGroup(sid, partition, tasks) for sid, partition, tasks in planned]
     by_partition: dict[tuple[int, tuple[object, ...]], list[FileScanTask]] = {}
-    for task in scan.plan_files():
+    for task in scan.iter_tasks():  # streamed: only candidates are kept
         if rules.is_candidate(task):
             by_partition.setdefault((task.spec_id, task.partition), []).append(task)
     return [

@@ -339,7 +339,7 @@ def run_files(ctx: Context, args: argparse.Namespace) -> int:
     md = table.metadata
     scan = TableScan.of(table, **({} if args.where is None else {"row_filter": args.where}))
     snapshot = scan.snapshot()
-    tasks = scan.plan_files() if snapshot is not None else []
+    tasks = scan.iter_tasks() if snapshot is not None else iter(())
     schema = md.schema()
     docs: list[dict[str, Any]] = []
     for task in tasks:

@@ -105,15 +105,18 @@ def test_detached_append_submits_once_and_a_later_call_commits(
 @pytest.mark.slow
 def test_failed_detached_job_raises_its_error_once(catalog: SqlCatalog, tmp_path: Path) -> None:
     create("db.f", catalog=catalog, schema=SCHEMA)
-    missing = tmp_path / "nowhere.csv"
-    source = f"csv:{missing}"
+    # A file that exists (paths that do not are refused before any job is submitted)
+    # but that the job cannot read: its error is the job's.
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"id": 1, "region": "eu"}\n{"id": oops}\n')
+    source = f"json:{broken}"
     with pytest.raises(JobSubmitted) as first:
         append("db.f", source, catalog=catalog, runner=_detached(), commit_key="k2")
     doc = _wait_for(first.value.result_location)
     assert doc["status"] == "error" and doc["error"]["class"] == "ValidationError", doc
     _wait_gone(first.value.pending)
 
-    with pytest.raises(ValidationError, match=re.escape(str(missing))) as failed:
+    with pytest.raises(ValidationError, match=re.escape(str(broken))) as failed:
         append("db.f", source, catalog=catalog, runner=_detached(), commit_key="k2")
     assert "spark-submit log:" in str(failed.value)
     assert not os.path.exists(first.value.result_location)

@@ -96,11 +96,12 @@ def check_declaration(
     return declaration
 
 
-def check_source(source: object) -> None:
+def check_source(source: object, *, paths_exist: bool = True) -> None:
     """A source text (``sql:...``, ``<format>:<path>``, a path, ``pkg.module:function``)
-    that can be read as one; a path on this machine (no scheme, or ``file:``) must exist
-    and hold files. Checked before any Spark job starts (a path of another file system
-    is checked by the job, which sees it)."""
+    that can be read as one; with ``paths_exist``, a path on this machine (no scheme, or
+    ``file:``) must exist and hold files. Checked before any Spark job starts (a path of
+    another file system is checked by the job, which sees it). Definitions loaded before
+    their data lands (Dagster's) check the form only: ``paths_exist=False``."""
     from icewright.spark.sources import PathSource, check_path, parse_source
 
     if not isinstance(source, str):
@@ -109,7 +110,7 @@ def check_source(source: object) -> None:
             "'<format>:<path>', a path, or 'pkg.module:function'"
         )
     parsed = parse_source(source)
-    if isinstance(parsed, PathSource) and uri_scheme(parsed.path) in (None, "file"):
+    if paths_exist and isinstance(parsed, PathSource) and uri_scheme(parsed.path) in (None, "file"):
         check_path(parsed)
 
 

@@ -327,7 +327,7 @@ def _write_asset(
             "partitions_def and partition_column go together: partition_column names the "
             "table column the asset's partitions cut (e.g. 'ts' for daily partitions)"
         )
-    check_source(source)
+    check_source(source, paths_exist=False)  # an upstream step may write the path
 
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace

@@ -264,25 +264,23 @@ def test_a_parent_list_is_added_whole(version: int, codec: str) -> None:
         for n in range(1, 700)  # more than one block of records
     ]
     parent = _list(version, old, 7)
-    writer = ManifestListWriter(
-        format_version=version,
-        snapshot_id=SNAPSHOT,
-        parent_snapshot_id=7,
-        sequence_number=800,
-        codec=codec,
-    )
-    writer.add(manifest("new.avro", sequence_number=UNASSIGNED_SEQ))
+
+    def child() -> ManifestListWriter:
+        w = ManifestListWriter(
+            format_version=version,
+            snapshot_id=SNAPSHOT,
+            parent_snapshot_id=7,
+            sequence_number=800,
+            codec=codec,
+        )
+        w.add(manifest("new.avro", sequence_number=UNASSIGNED_SEQ))
+        return w
+
+    writer = child()
     writer.add_list(parent, "parent.avro")
     assert not isinstance(writer._manifests[-1], ManifestFile)  # copied, not decoded
     data = writer.to_bytes()
-    decoded = ManifestListWriter(
-        format_version=version,
-        snapshot_id=SNAPSHOT,
-        parent_snapshot_id=7,
-        sequence_number=800,
-        codec=codec,
-    )
-    decoded.add(manifest("new.avro", sequence_number=UNASSIGNED_SEQ))
+    decoded = child()
     decoded.add_all(read_manifest_list(parent))
     assert read_manifest_list(data) == read_manifest_list(decoded.to_bytes())
     listed = [m.manifest_path for m in writer.manifests]

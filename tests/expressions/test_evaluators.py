@@ -153,6 +153,34 @@ def test_partition_evaluator() -> None:
         ev.eval((1, 2))
 
 
+def test_partition_answers_are_remembered_by_value() -> None:
+    # the evaluator remembers answers by partition tuple (entries share partitions); a
+    # remembered answer is the one a fresh evaluator gives, in any order of asking
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "region", StringType()))
+    spec = build_partition_spec(schema, [("truncate", "id", 10), ("identity", "region")])
+    expr = parse("id >= 25 and region = 'eu'")
+    partitions = [(v, r) for v in (None, 10, 20, 30) for r in (None, "eu", "us")]
+    ev = PartitionEvaluator(spec, schema, expr)
+    first = [ev.eval(p) for p in partitions]
+    again = [ev.eval(p) for p in reversed(partitions)]
+    fresh = [PartitionEvaluator(spec, schema, expr).eval(p) for p in partitions]
+    assert first == fresh == list(reversed(again))
+    assert first.count(True) == 2  # (20, eu), (30, eu)
+    with pytest.raises(ValidationError, match="has 1 values"):
+        ev.eval((1,))  # a wrong tuple is refused, not remembered
+    with pytest.raises(ValidationError, match="has 1 values"):
+        ev.eval((1,))
+    # 0.0 and -0.0 are equal tuples that Iceberg orders apart: each is evaluated itself
+    floats = Schema(NestedField(1, "score", DoubleType()))
+    float_spec = build_partition_spec(floats, [("identity", "score")])
+    float_expr = parse("score > -0.0")
+    ev = PartitionEvaluator(float_spec, floats, float_expr)
+    for value in (0.0, -0.0, 0.0, -0.0, NAN):
+        assert ev.eval((value,)) == PartitionEvaluator(float_spec, floats, float_expr).eval(
+            (value,)
+        )
+
+
 def _summary(t: Any, values: list[Any]) -> PartitionFieldSummary:
     """The summary a writer makes for these partition values (spec: "Manifest Lists")."""
     real = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]

@@ -1,25 +1,65 @@
-"""The compiled manifest entry decoder: projection, partition refusal, unknown fields."""
+"""The manifest entry decoders (in C and in Python): projection, partition refusal,
+unknown fields, and the two giving the same entries for any manifest."""
 
 from __future__ import annotations
 
 import copy
 import io
+from dataclasses import replace
 from typing import Any
 
 import fastavro
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from icewright.manifest import EntryStatus, ManifestEntry, entry_decoder, read_manifest
-from icewright.manifest.entry_decoder import METRICS_MAPS, manifest_entry_decoder
+from icewright.manifest import (
+    DataFile,
+    EntryStatus,
+    FileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestWriter,
+    entry_decoder,
+    read_manifest,
+)
+from icewright.manifest.entry_decoder import (
+    METRICS_MAPS,
+    compiled_entry_decoder,
+    manifest_entry_decoder,
+    partition_field_readers,
+)
+from icewright.manifest.manifest import open_container
 
-from .samples import SPEC
+from .samples import SCHEMA, SPEC, data_file
 from .test_manifest import partitioned_files, write_mixed
+
+
+@pytest.fixture(params=["in C", "in Python"])
+def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each decoder (decoders are remembered by schema: forget)."""
+    monkeypatch.setattr(entry_decoder, "COMPILED", request.param == "in C")
+    monkeypatch.setattr(entry_decoder, "_DECODERS", {})
+    return str(request.param)
+
+
+with_each_decoder = pytest.mark.usefixtures("implementation")
+
+
+def test_the_installed_package_has_its_compiled_decoder() -> None:
+    # pip/uv compile _entries.pyx when the package is installed; a silent fallback to
+    # Python would make planning several times slower
+    from icewright.manifest import _entries
+
+    assert _entries.__file__ is not None
+    assert not _entries.__file__.endswith(".py")
 
 
 def stripped(entry: ManifestEntry, keep: tuple[str, ...] = ()) -> Any:
     return entry.data_file.replace(**{m: None for m in METRICS_MAPS if m not in keep})
 
 
+@with_each_decoder
 @pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize("keep", [(), ("lower_bounds", "upper_bounds"), METRICS_MAPS])
 def test_metrics_maps_not_asked_for_read_as_none(version: int, keep: tuple[str, ...]) -> None:
@@ -33,6 +73,7 @@ def test_metrics_maps_not_asked_for_read_as_none(version: int, keep: tuple[str, 
     ]
 
 
+@with_each_decoder
 def test_partition_filter_leaves_out_refused_live_entries_only() -> None:
     data, manifest = write_mixed(2, SPEC, partitioned_files())
     committed = manifest.replace(sequence_number=9)
@@ -93,6 +134,7 @@ EXTRA_VALUES = {
 }
 
 
+@with_each_decoder
 def test_unknown_fields_are_skipped_like_fastavro_reads_them(monkeypatch: Any) -> None:
     data, manifest = write_mixed(2, SPEC, partitioned_files())
     reader = fastavro.reader(io.BytesIO(data))
@@ -108,21 +150,138 @@ def test_unknown_fields_are_skipped_like_fastavro_reads_them(monkeypatch: Any) -
     committed = manifest.replace(sequence_number=9)
 
     assert manifest_entry_decoder(schema, [str] * len(SPEC.fields), 0) is not None
+    assert compiled_entry_decoder(schema, [str] * len(SPEC.fields), 0) is not None
     compiled = read_manifest(other, committed)
     assert compiled == read_manifest(data, committed)
-    # the same manifest through fastavro (the path for schemas the decoder refuses)
+    # the same manifest through fastavro (the path for schemas the decoders refuse)
     monkeypatch.setattr(entry_decoder, "_DECODERS", {})
     monkeypatch.setattr(entry_decoder, "manifest_entry_decoder", lambda *a, **k: None)
+    monkeypatch.setattr(entry_decoder, "compiled_entry_decoder", lambda *a, **k: None)
     assert read_manifest(other, committed) == compiled
 
 
-def test_schemas_the_decoder_does_not_compile() -> None:
-    assert manifest_entry_decoder("string", [], 0) is None
-    assert manifest_entry_decoder({"type": "record", "name": "r", "fields": []}, [], 0) is None
+@pytest.mark.parametrize("decoder", [manifest_entry_decoder, compiled_entry_decoder])
+def test_schemas_the_decoder_does_not_compile(decoder: Any) -> None:
+    assert decoder("string", [], 0) is None
+    assert decoder({"type": "record", "name": "r", "fields": []}, [], 0) is None
     # a data file field holding a record it does not know how to read
     data, _ = write_mixed(2, SPEC, partitioned_files())
     schema = copy.deepcopy(fastavro.reader(io.BytesIO(data)).writer_schema)
     data_file = next(f for f in schema["fields"] if f["name"] == "data_file")["type"]  # type: ignore[index]
     key_metadata = next(f for f in data_file["fields"] if f["name"] == "key_metadata")
     key_metadata["type"] = {"type": "record", "name": "km", "fields": []}
-    assert manifest_entry_decoder(schema, [], 0) is None
+    assert decoder(schema, [], 0) is None
+    # a union other than ["null", T] in a field that is read
+    key_metadata["type"] = ["null", "bytes", "string"]
+    assert decoder(schema, [], 0) is None
+
+
+# --- the two decoders agree -------------------------------------------------------------
+
+_names = st.text(alphabet="abcdé/-_.", min_size=1, max_size=12)
+_counts = st.dictionaries(st.integers(1, 40), st.integers(0, 2**40), max_size=4)
+_bounds = st.dictionaries(st.integers(1, 40), st.binary(max_size=9), max_size=4)
+
+
+@st.composite
+def _files(draw: st.DrawFn, version: int) -> list[tuple[str, DataFile]]:
+    """Entries of every status with random metrics (or none), partitions and options: of
+    a data manifest, or (v2 on) of a delete manifest."""
+    out = []
+    deletes = version > 1 and draw(st.booleans())
+    kinds = [FileContent.POSITION_DELETES, FileContent.EQUALITY_DELETES]
+    for n in range(draw(st.integers(1, 6))):
+        content = draw(st.sampled_from(kinds)) if deletes else FileContent.DATA
+        options: dict[str, Any] = {
+            name: draw(st.none() | (_bounds if "bounds" in name else _counts))
+            for name in METRICS_MAPS
+        }
+        options["split_offsets"] = draw(st.none() | st.lists(st.integers(0, 2**50), max_size=3))
+        options["key_metadata"] = draw(st.none() | st.binary(max_size=4))
+        options["sort_order_id"] = draw(st.none() | st.integers(0, 3))
+        if content is FileContent.EQUALITY_DELETES:
+            options["equality_ids"] = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+        if version >= 2 and content is FileContent.POSITION_DELETES:
+            options["referenced_data_file"] = draw(st.none() | _names)
+        partition = (
+            draw(st.none() | _names),
+            draw(st.none() | st.integers(-(2**31), 2**31 - 1)),
+            draw(st.integers(0, 15)),
+            draw(st.none() | _names),
+        )
+        f = data_file(
+            f"s3://b/t/{draw(_names)}-{n}.parquet",
+            partition,
+            records=draw(st.integers(0, 2**40)),
+            content=content,
+            **options,
+        )
+        out.append((draw(st.sampled_from(["add", "existing", "delete"])), f))
+    return out
+
+
+def _write(version: int, files: list[tuple[str, DataFile]]) -> bytes:
+    deletes = files[0][1].content is not FileContent.DATA
+    w = ManifestWriter(
+        format_version=version,
+        spec=SPEC,
+        schema=SCHEMA,
+        snapshot_id=7,
+        content=ManifestContent.DELETES if deletes else ManifestContent.DATA,
+    )
+    for how, f in files:
+        if how == "add":
+            w.add(f)
+        elif how == "existing":
+            w.existing(f, snapshot_id=5, data_sequence_number=2, file_sequence_number=2)
+        else:
+            w.delete(f, data_sequence_number=3, file_sequence_number=3)
+    return w.finish("s3://b/t/metadata/m.avro")[0]
+
+
+def _decoders(data: bytes, metrics: frozenset[str]) -> tuple[Any, Any, Any]:
+    container = open_container(data, "a test manifest")
+    converters = [c for _, c in partition_field_readers(container.writer_schema)]
+    compiled = compiled_entry_decoder(container.writer_schema, converters, 2, metrics)
+    python = manifest_entry_decoder(container.writer_schema, converters, 2, metrics)
+    assert compiled is not None and python is not None
+    return container, compiled, python
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), version=st.sampled_from([1, 2, 3]))
+def test_both_decoders_give_the_same_entries(data: st.DataObject, version: int) -> None:
+    files = data.draw(_files(version))
+    metrics = frozenset(data.draw(st.sets(st.sampled_from(METRICS_MAPS))))
+    refused = data.draw(st.sets(st.none() | _names, max_size=2))
+    container, compiled, python = _decoders(_write(version, files), metrics)
+    for accept in (None, lambda partition: partition[0] not in refused):
+        in_c = compiled.decode(container.body, container.record_count, accept)
+        in_python = entry_decoder._decode_in_python(container, python, accept)
+        assert in_c == in_python
+        for row in in_c:  # the files compare equal field by field, types included
+            assert row[4].__dict__ == in_python[in_c.index(row)][4].__dict__
+            assert type(row[0]) is type(in_python[in_c.index(row)][0])
+    # what was written comes back (DELETED entries are kept whatever accept says)
+    everything = compiled.decode(container.body, container.record_count)
+    assert [row[4].file_path for row in everything] == [f.file_path for _, f in files]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_corrupt_entries_are_a_value_error_in_c(data: st.DataObject) -> None:
+    """Bytes changed or cut anywhere: the C decoder raises ValueError, never reads past the
+    buffer; what it does decode, the Python decoder decodes the same."""
+    files = data.draw(_files(2))
+    container, compiled, python = _decoders(_write(2, files), frozenset(METRICS_MAPS))
+    body = bytearray(container.body)
+    for _ in range(data.draw(st.integers(1, 4))):
+        if body:
+            body[data.draw(st.integers(0, len(body) - 1))] = data.draw(st.integers(0, 255))
+    cut = bytes(body[: data.draw(st.integers(0, len(body)))])
+    count = container.record_count
+    try:
+        in_c = compiled.decode(cut, count)
+    except ValueError:
+        return
+    assert in_c == entry_decoder._decode_in_python(replace(container, body=cut), python, None)

@@ -95,23 +95,47 @@ class Evaluator:
 class PartitionEvaluator:
     """Whether a partition tuple of ``spec`` might hold rows matching a row filter."""
 
-    __slots__ = ("_evaluator", "partition_expr", "spec")
+    __slots__ = ("_evaluator", "_seen", "partition_expr", "spec")
 
     def __init__(
         self, spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool = True
     ) -> None:
         self.spec = spec
         self.partition_expr = inclusive_projection(spec, schema, expr, case_sensitive)
-        self._evaluator = Evaluator(spec.partition_type(schema), self.partition_expr)
+        struct = spec.partition_type(schema)
+        self._evaluator = Evaluator(struct, self.partition_expr)
+        # Answers by partition tuple: a manifest's thousands of entries share a few
+        # partitions. Not for float partitions, whose equal tuples (0.0 and -0.0) may
+        # evaluate differently.
+        self._seen: dict[tuple[Any, ...], bool] | None = (
+            None if any(_is_float(f.field_type) for f in struct.fields) else {}
+        )
 
     def eval(self, partition: Sequence[Any]) -> bool:
         """False only when no row of this partition can match the row filter."""
+        seen = self._seen
+        if seen is not None and partition.__class__ is tuple:
+            try:
+                found = seen.get(partition)
+            except TypeError:  # an unhashable value: evaluate without remembering
+                return self._eval(partition)
+            if found is None:
+                found = seen[partition] = self._eval(partition)
+                if len(seen) > _REMEMBERED_PARTITIONS:
+                    seen.clear()
+            return found
+        return self._eval(partition)
+
+    def _eval(self, partition: Sequence[Any]) -> bool:
         if len(partition) != len(self.spec.fields):
             raise ValidationError(
                 f"partition tuple {tuple(partition)!r} has {len(partition)} values but spec "
                 f"{self.spec.spec_id} has {len(self.spec.fields)} fields"
             )
         return self._evaluator.eval(partition)
+
+
+_REMEMBERED_PARTITIONS = 100_000
 
 
 def _is_float(t: Any) -> bool:

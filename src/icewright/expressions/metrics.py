@@ -33,7 +33,19 @@ from icewright.expressions.predicates import (
 )
 from icewright.manifest.data_file import DataFile
 from icewright.spec.schema import Schema
-from icewright.spec.types import DoubleType, FloatType, PrimitiveType
+from icewright.spec.types import (
+    DateType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    PrimitiveType,
+    TimestampNsType,
+    TimestampType,
+    TimestamptzNsType,
+    TimestamptzType,
+    TimeType,
+)
 from icewright.spec.values import from_bytes
 
 __all__ = ["InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
@@ -176,10 +188,14 @@ def _range_check(pred: BoundPredicate, t: PrimitiveType) -> _Check:
     check_upper = op in (Operation.GT, Operation.GT_EQ, Operation.EQ)
     strict = op in (Operation.LT, Operation.GT)
 
+    exact = _fixed_width_ints(t)
+
     def bound(m: Mapping[int, bytes] | None) -> Any:
         data = None if m is None else m.get(fid)
         if data is None:
             return None
+        if len(data) in exact:  # the common case, without from_bytes's dispatch
+            return int.from_bytes(data, "little", signed=True)
         try:
             return from_bytes(t, data)
         except ValidationError:
@@ -207,6 +223,20 @@ def _range_check(pred: BoundPredicate, t: PrimitiveType) -> _Check:
         return True
 
     return check
+
+
+def _fixed_width_ints(t: PrimitiveType) -> tuple[int, ...]:
+    """The bound lengths that are plain little-endian signed integers of type ``t``
+    (Appendix D), which :func:`from_bytes` reads the same way; others go through it."""
+    if isinstance(t, IntegerType | DateType):
+        return (4,)
+    if isinstance(t, LongType):
+        return (4, 8)  # 4 bytes: a bound written when the column was an int
+    if isinstance(
+        t, TimeType | TimestampType | TimestamptzType | TimestampNsType | TimestamptzNsType
+    ):
+        return (8,)  # 4 bytes would be a date's days, converted by from_bytes
+    return ()
 
 
 def _might_match(m: _Metrics, pred: BoundPredicate) -> bool:

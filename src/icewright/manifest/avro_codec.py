@@ -389,10 +389,11 @@ def avro_value_converter(
             return uuid.UUID(raw) if isinstance(raw, str) else uuid.UUID(bytes=bytes(raw))
 
         return to_uuid
-    return _identity
+    return as_stored
 
 
-def _identity(raw: Any) -> Any:
+def as_stored(raw: Any) -> Any:
+    """A stored value unchanged: what :func:`avro_value_converter` gives for most types."""
     return raw
 
 

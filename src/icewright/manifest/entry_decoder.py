@@ -21,7 +21,13 @@ import struct
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from icewright.manifest.avro_codec import AvroContainer, avro_value_converter, named_types, resolve
+from icewright.manifest.avro_codec import (
+    AvroContainer,
+    as_stored,
+    avro_value_converter,
+    named_types,
+    resolve,
+)
 from icewright.manifest.avro_decoder import Unsupported, _check_length, _Source, read_long
 from icewright.manifest.avro_schemas import (
     DATA_FILE_FIELD_ID,
@@ -86,7 +92,14 @@ def partition_field_readers(writer_schema: AvroSchema) -> list[tuple[str, Callab
     return [(f["name"], avro_value_converter(f["type"], named)) for f in partition["fields"]]
 
 
-_DECODERS: dict[tuple[str, int, frozenset[str]], EntryDecoder | None] = {}
+try:  # built from _entries.pyx when the package is installed; Python does the same, slower
+    from icewright.manifest._entries import EntryDecoder as CompiledEntryDecoder
+
+    COMPILED = True
+except ImportError:  # pragma: no cover - a build without a C compiler
+    COMPILED = False
+
+_DECODERS: dict[tuple[str, int, frozenset[str]], EntryDecoder | CompiledEntryDecoder | None] = {}
 
 
 def decode_entries(
@@ -109,11 +122,22 @@ def decode_entries(
         decode = _DECODERS[key]
     else:
         converters = [c for _, c in partition_field_readers(container.writer_schema)]
-        decode = manifest_entry_decoder(container.writer_schema, converters, spec_id, metrics)
+        decode = (compiled_entry_decoder if COMPILED else manifest_entry_decoder)(
+            container.writer_schema, converters, spec_id, metrics
+        )
         if len(_DECODERS) < 256:
             _DECODERS[key] = decode
     if decode is None:
         return None
+    if not callable(decode):  # the compiled decoder reads the whole body at once
+        rows: list[EntryRow] = decode.decode(container.body, container.record_count, accept)
+        return rows
+    return _decode_in_python(container, decode, accept)
+
+
+def _decode_in_python(
+    container: AvroContainer, decode: EntryDecoder, accept: Callable[[tuple[Any, ...]], bool] | None
+) -> list[EntryRow]:
     body = container.body
     position, end = 0, len(body)
     rows: list[EntryRow] = []
@@ -346,6 +370,129 @@ def _partition(source: _EntrySource, schema: AvroSchema) -> str:
         source.read(f["type"], variable, 1)
         values.append(f"CONVERT[{i}]({variable})")
     return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
+
+
+# --- the plan the compiled decoder runs ---------------------------------------------------
+
+_PRIMITIVES = ("null", "boolean", "float", "double", "bytes", "string")
+_SKIP, _PARTITION, _DATA_FILE = -1, -2, -3  # Node slots in _entries.pyx
+
+
+def compiled_entry_decoder(
+    writer_schema: AvroSchema,
+    partition_converters: list[Callable[[Any], Any]],
+    spec_id: int,
+    metrics: Collection[str] = METRICS_MAPS,
+) -> CompiledEntryDecoder | None:
+    """:func:`manifest_entry_decoder`'s compiled twin: the same fields read, skipped and
+    checked, by a decoder written in C. None when the schema holds something neither
+    compiles; decode those with fastavro."""
+    if not isinstance(writer_schema, dict) or writer_schema.get("type") != "record":
+        return None
+    named = named_types(writer_schema)
+    names: list[str] = []
+    fields: list[tuple[Any, int]] = []
+    have_status = False
+    try:
+        for f in writer_schema["fields"]:
+            field_id = f.get("field-id")
+            if field_id == DATA_FILE_FIELD_ID:
+                fields.append(
+                    (_data_file_plan(resolve(f["type"], named), named, names, metrics), _DATA_FILE)
+                )
+            elif field_id in _ENTRY_IDS:
+                have_status = have_status or field_id == 0
+                fields.append((_plan(f["type"], named, read=True), _ENTRY_IDS[field_id]))
+            else:
+                fields.append((_plan(f["type"], named, read=False), _SKIP))
+    except (Unsupported, KeyError, TypeError, ValueError):
+        return None
+    required = ("file_path", "file_format", "record_count", "file_size_in_bytes")
+    if not have_status or any(name not in names for name in required):
+        return None
+    if not any(slot == _DATA_FILE for _, slot in fields):
+        return None
+    defaults = {f.name: f.default for f in DataFile.__dataclass_fields__.values()}
+    defaults["spec_id"] = spec_id
+    return CompiledEntryDecoder(
+        ("record", fields),
+        names,
+        [None if c is as_stored else c for c in partition_converters],
+        defaults,
+        DataFile,
+        {int(s): s for s in EntryStatus},
+        {int(c): c for c in FileContent},
+        _FORMATS,
+        _parse_format,
+    )
+
+
+def _data_file_plan(
+    schema: AvroSchema, named: dict[str, Any], names: list[str], metrics: Collection[str]
+) -> tuple[Any, ...]:
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        raise Unsupported("data_file is not a record")
+    fields: list[tuple[Any, int]] = []
+    partition = False
+    for f in schema["fields"]:
+        name = _DATA_FILE_NAMES.get(f.get("field-id", -1))
+        if name is None or (name in METRICS_MAPS and name not in metrics):
+            fields.append((_plan(f["type"], named, read=False), _SKIP))
+        elif f["field-id"] == PARTITION_FIELD_ID:
+            record = resolve(f["type"], named)
+            if not isinstance(record, dict) or record.get("type") != "record":
+                raise Unsupported("partition is not a record")
+            plans = [(_plan(p["type"], named, read=True), _SKIP) for p in record["fields"]]
+            fields.append((("record", plans), _PARTITION))
+            partition = True
+        else:
+            fields.append((_plan(f["type"], named, read=True), len(names)))
+            names.append(name)
+    if not partition:
+        raise Unsupported("a data_file without partition")
+    return ("record", fields)
+
+
+def _plan(schema: AvroSchema, named: dict[str, Any], *, read: bool) -> tuple[Any, ...]:
+    """The plan of one Avro type: what ``read`` decodes, or (not ``read``) skips.
+
+    Decodes what :class:`_EntrySource` decodes, nothing more: ``["null", T]`` unions,
+    arrays of values or of key/value records (Iceberg's maps); skips any type."""
+    if isinstance(schema, str) and schema in named:
+        schema = named[schema]
+    if isinstance(schema, list):
+        if read and (len(schema) != 2 or schema[0] != "null"):
+            raise Unsupported(f"union {schema!r}")
+        return ("union", [_plan(b, named, read=read) for b in schema])
+    kind = schema["type"] if isinstance(schema, dict) else schema
+    if isinstance(kind, dict | list):
+        return _plan(kind, named, read=read)
+    if isinstance(schema, dict) and isinstance(schema.get("name"), str):
+        named[schema["name"]] = schema
+    if kind in _PRIMITIVES:
+        return (kind,)
+    if kind in ("int", "long") or (kind == "enum" and not read):
+        return ("long",)
+    if kind == "fixed":
+        return ("fixed", int(schema["size"]))
+    if kind == "array":
+        items = resolve(schema["items"], named)
+        if isinstance(items, dict) and items.get("type") == "record":
+            pair = {f["name"]: f["type"] for f in items["fields"]}
+            if set(pair) == {"key", "value"}:
+                return (
+                    "pairs",
+                    _plan(pair["key"], named, read=read),
+                    _plan(pair["value"], named, read=read),
+                )
+            if read:
+                raise Unsupported("an array of records other than key/value pairs")
+        return ("array", _plan(schema["items"], named, read=read))
+    if kind == "map" and not read:
+        return ("map", _plan(schema["values"], named, read=False))
+    if kind == "record" and not read:
+        return ("record", [(_plan(f["type"], named, read=False), _SKIP) for f in schema["fields"]])
+    raise Unsupported(f"Avro type {kind!r}")
 
 
 class _Strict(dict[int, Any]):

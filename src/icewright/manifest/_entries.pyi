@@ -1,0 +1,23 @@
+# The compiled manifest entry decoder (_entries.pyx); see icewright.manifest.entry_decoder.
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+class EntryDecoder:
+    def __init__(
+        self,
+        plan: tuple[Any, ...],
+        names: Sequence[str],
+        converters: Sequence[Callable[[Any], Any] | None],
+        defaults: Mapping[str, Any],
+        data_file_type: type,
+        statuses: Mapping[int, Any],
+        contents: Mapping[int, Any],
+        formats: Mapping[str, Any],
+        parse_format: Callable[[str], Any],
+    ) -> None: ...
+    def decode(
+        self,
+        body: bytes,
+        record_count: int,
+        accept: Callable[[tuple[Any, ...]], bool] | None = None,
+    ) -> list[tuple[Any, int | None, int | None, int | None, Any]]: ...

@@ -92,9 +92,37 @@ def test_partition_filter_leaves_out_refused_live_entries_only() -> None:
     assert len(seen) == 3
     full = read_manifest(data, committed)
     assert entries == [full[0], full[3]]
-    # row ids are given in order to every live entry: no entry may be left out then
-    lineage = read_manifest(data, committed.replace(first_row_id=100), partition_filter=only_eu)
-    assert len(lineage) == 4
+    # row ids are given in order to every live entry, refused ones included
+    with_ids = committed.replace(first_row_id=100)
+    lineage = read_manifest(data, with_ids, partition_filter=only_eu)
+    unfiltered = read_manifest(data, with_ids)
+    assert lineage == [unfiltered[0], unfiltered[3]]
+    assert [e.data_file.first_row_id for e in unfiltered] == [100, 110, 115, None]
+
+
+@with_each_decoder
+def test_file_filter_leaves_out_refused_live_entries_only(monkeypatch: Any) -> None:
+    data, manifest = write_mixed(2, SPEC, partitioned_files())  # 10, 5, 7 and 3 (deleted) rows
+    committed = manifest.replace(sequence_number=9)
+    full = read_manifest(data, committed)
+
+    def big(f: DataFile) -> bool:
+        return f.record_count >= 7
+
+    kept = read_manifest(data, committed, file_filter=big)
+    assert kept == [full[0], full[2], full[3]]
+    both = read_manifest(
+        data, committed, file_filter=big, partition_filter=lambda p: p[0] is not None
+    )
+    assert both == kept
+    assert read_manifest(data, committed, file_filter=lambda f: False) == [full[3]]
+    # without a manifest record (no inheritance), and through fastavro: the same files
+    stored = read_manifest(data, file_filter=big)
+    assert [e.data_file for e in stored] == [e.data_file for e in kept]
+    monkeypatch.setattr(entry_decoder, "_DECODERS", {})
+    monkeypatch.setattr(entry_decoder, "manifest_entry_decoder", lambda *a, **k: None)
+    monkeypatch.setattr(entry_decoder, "compiled_entry_decoder", lambda *a, **k: None)
+    assert read_manifest(data, committed, file_filter=big) == kept
 
 
 def with_unknown_fields(schema: dict[str, Any]) -> dict[str, Any]:

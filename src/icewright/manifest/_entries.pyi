@@ -20,4 +20,6 @@ class EntryDecoder:
         body: bytes,
         record_count: int,
         accept: Callable[[tuple[Any, ...]], bool] | None = None,
-    ) -> list[tuple[Any, int | None, int | None, int | None, Any]]: ...
+        keep: Callable[[Any], bool] | None = None,
+        inherit: tuple[type, int | None, int] | None = None,
+    ) -> list[Any]: ...

@@ -13,7 +13,7 @@ does, never reads past the buffer.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy
 
@@ -270,26 +270,42 @@ cdef class EntryDecoder:
         self.split_slot = slots.get("split_offsets", -1)
         self.equality_slot = slots.get("equality_ids", -1)
 
-    def decode(self, bytes body, Py_ssize_t record_count, accept=None):
-        """Every entry of ``body`` as ``(status, snapshot id, sequence number, file
-        sequence number, DataFile)``, leaving out live entries whose partition ``accept``
-        refuses."""
+    def decode(
+        self, bytes body, Py_ssize_t record_count, accept=None, keep=None, inherit=None
+    ):
+        """Every entry of ``body``, leaving out live entries whose partition ``accept``
+        refuses or whose data file ``keep`` refuses.
+
+        Without ``inherit``, each entry is ``(status, snapshot id, sequence number, file
+        sequence number, DataFile)`` as stored; with ``inherit = (ManifestEntry, added
+        snapshot id, sequence number)`` (the manifest's, from its manifest-list record),
+        a ``ManifestEntry`` with the spec's inheritance applied.
+        """
         cdef Buffer b
         cdef list rows = []
         cdef Py_ssize_t count = 0
+        cdef object entry_type = None, added_snapshot_id = None
+        cdef long long seq = 0
+        cdef bint seq_known = False
+        if inherit is not None:
+            entry_type, added_snapshot_id, seq = inherit
+            seq_known = seq != -1  # UNASSIGNED_SEQ: an uncommitted manifest gives nothing
         b.data = <const unsigned char*>PyBytes_AS_STRING(body)
         b.position = 0
         b.end = PyBytes_GET_SIZE(body)
         while b.position < b.end:
-            row = self.one(&b, accept)
+            row = self.one(&b, accept, keep)
             count += 1
-            if row is not None:
-                rows.append(row)
+            if row is None:
+                continue
+            if entry_type is not None:
+                row = inherited(<tuple>row, entry_type, added_snapshot_id, seq, seq_known)
+            rows.append(row)
         if count != record_count:
             raise ValueError("the entries do not end where the blocks do")
         return rows
 
-    cdef object one(self, Buffer* b, object accept):
+    cdef object one(self, Buffer* b, object accept, object keep):
         cdef list entry = [None, None, None, None]
         cdef list values = [None] * len(self.names)
         cdef bint have_status = False, refused = False
@@ -313,6 +329,8 @@ cdef class EntryDecoder:
                         values[inner.slot] = read(b, inner)
                 if not refused:
                     data_file = self.build(values, values_partition)
+                    if keep is not None and have_status and entry[0] != 2:
+                        refused = not keep(data_file)
             else:
                 entry[field.slot] = read(b, field)
                 if field.slot == 0:
@@ -362,3 +380,26 @@ cdef class EntryDecoder:
             PyDict_SetItem(attributes, name, value)
         attributes["partition"] = partition
         return f
+
+
+cdef object inherited(tuple row, object entry_type, object added_snapshot_id, long long seq,
+                      bint seq_known):
+    # spec: "Sequence Number Inheritance" (a null snapshot id is the manifest's; null
+    # sequence numbers of ADDED entries, of every entry when the manifest's sequence number
+    # is 0 as for v1, are the manifest's), as manifest._inherit does.
+    status, snapshot_id, data_seq, file_seq, data_file = row
+    if seq_known and (seq == 0 or status == 1):
+        if data_seq is None:
+            data_seq = seq
+        if file_seq is None:
+            file_seq = seq
+    entry = object.__new__(entry_type)
+    # ManifestEntry is frozen (slots): set each slot as object.__setattr__ does
+    PyObject_GenericSetAttr(entry, "status", status)
+    PyObject_GenericSetAttr(
+        entry, "snapshot_id", added_snapshot_id if snapshot_id is None else snapshot_id
+    )
+    PyObject_GenericSetAttr(entry, "sequence_number", data_seq)
+    PyObject_GenericSetAttr(entry, "file_sequence_number", file_seq)
+    PyObject_GenericSetAttr(entry, "data_file", data_file)
+    return entry

@@ -37,10 +37,12 @@ from icewright.manifest.avro_schemas import (
 )
 from icewright.manifest.data_file import (
     METRICS_MAPS,
+    UNASSIGNED_SEQ,
     DataFile,
     EntryStatus,
     FileContent,
     FileFormat,
+    ManifestEntry,
 )
 from icewright.spec.types import StructType
 
@@ -50,6 +52,7 @@ __all__ = [
     "EntryRow",
     "decode_entries",
     "field_by_id",
+    "inherited",
     "manifest_entry_decoder",
     "partition_field_readers",
 ]
@@ -107,11 +110,17 @@ def decode_entries(
     spec_id: int,
     metrics: frozenset[str],
     accept: Callable[[tuple[Any, ...]], bool] | None = None,
-) -> list[EntryRow] | None:
+    *,
+    keep: Callable[[DataFile], bool] | None = None,
+    inherit: tuple[int | None, int] | None = None,
+) -> list[EntryRow] | list[ManifestEntry] | None:
     """The entries of a manifest's container, or None if its schema is not compiled here.
 
     A live entry whose partition ``accept`` refuses is left out, undecoded past its
-    partition.
+    partition; one whose data file ``keep`` refuses is left out too. With ``inherit``,
+    the manifest's ``(added snapshot id, sequence number)``, each entry is a
+    :class:`ManifestEntry` with the spec's inheritance applied (see :func:`inherited`);
+    without, an :data:`EntryRow` as stored.
 
     Decoders are remembered by schema text, spec id and the metrics wanted (a table's
     manifests share a few schemas). Malformed data raises ``ValueError`` or
@@ -130,23 +139,53 @@ def decode_entries(
     if decode is None:
         return None
     if not callable(decode):  # the compiled decoder reads the whole body at once
-        rows: list[EntryRow] = decode.decode(container.body, container.record_count, accept)
+        manifest = None if inherit is None else (ManifestEntry, *inherit)
+        return decode.decode(container.body, container.record_count, accept, keep, manifest)
+    rows = _decode_in_python(container, decode, accept, keep)
+    if inherit is None:
         return rows
-    return _decode_in_python(container, decode, accept)
+    return [inherited(row, *inherit) for row in rows]
+
+
+def inherited(row: EntryRow, added_snapshot_id: int | None, sequence_number: int) -> ManifestEntry:
+    """The entry ``row`` of a manifest with that added snapshot id and sequence number.
+
+    spec: "Sequence Number Inheritance": a null snapshot id is the manifest's; null
+    sequence numbers of ADDED entries (of every entry when the manifest's sequence number
+    is 0, as for v1) are the manifest's. An uncommitted manifest (``UNASSIGNED_SEQ``) has
+    no sequence number to give yet.
+    """
+    status, snapshot_id, data_seq, file_seq, data_file = row
+    seq = sequence_number
+    if seq != UNASSIGNED_SEQ and (seq == 0 or status is EntryStatus.ADDED):
+        data_seq = seq if data_seq is None else data_seq
+        file_seq = seq if file_seq is None else file_seq
+    return ManifestEntry(
+        status=status,
+        snapshot_id=added_snapshot_id if snapshot_id is None else snapshot_id,
+        sequence_number=data_seq,
+        file_sequence_number=file_seq,
+        data_file=data_file,
+    )
 
 
 def _decode_in_python(
-    container: AvroContainer, decode: EntryDecoder, accept: Callable[[tuple[Any, ...]], bool] | None
+    container: AvroContainer,
+    decode: EntryDecoder,
+    accept: Callable[[tuple[Any, ...]], bool] | None,
+    keep: Callable[[DataFile], bool] | None = None,
 ) -> list[EntryRow]:
     body = container.body
     position, end = 0, len(body)
     rows: list[EntryRow] = []
     append = rows.append
     count = 0
+    deleted = EntryStatus.DELETED
     while position < end:
         row, position = decode(body, position, accept)
         count += 1
-        if row[4] is not None:
+        f = row[4]
+        if f is not None and (keep is None or row[0] is deleted or keep(f)):
             append(row)
     if position != end or count != container.record_count:
         raise ValueError("the entries do not end where the blocks do")

@@ -67,6 +67,7 @@ from icewright.manifest.entry_decoder import (
     EntryRow,
     decode_entries,
     field_by_id,
+    inherited,
     partition_field_readers,
 )
 from icewright.manifest.field_summary import FieldSummaryBuilder
@@ -516,6 +517,7 @@ def read_manifest(
     path: str | None = None,
     metrics: Collection[str] = METRICS_MAPS,
     partition_filter: Callable[[tuple[Any, ...]], bool] | None = None,
+    file_filter: Callable[[DataFile], bool] | None = None,
 ) -> list[ManifestEntry]:
     """Every entry of a manifest (DELETED ones too), with inherited values filled in.
 
@@ -528,8 +530,8 @@ def read_manifest(
     manifest's partition spec id. Only the metrics maps named in ``metrics`` (of
     :data:`~icewright.manifest.entry_decoder.METRICS_MAPS`) are decoded; the others are
     None (scan planning asks only for what its filter reads). Live entries whose partition
-    ``partition_filter`` refuses may be left out (not with a manifest ``first_row_id``,
-    which every live entry moves on).
+    ``partition_filter`` refuses, or whose data file ``file_filter`` refuses, are left
+    out (DELETED entries never are).
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
     container = open_container(data, what)
@@ -538,37 +540,69 @@ def read_manifest(
         spec_id = manifest.partition_spec_id
     else:
         spec_id = int_header(container.metadata, "partition-spec-id", 0, what)
+    # Row ids go to every live entry in order: with them, filter once they are given.
+    lineage = manifest is not None and manifest.first_row_id is not None
+    inherit = None
+    if manifest is not None and not lineage:
+        inherit = (manifest.added_snapshot_id, manifest.sequence_number)
     try:
-        accept = (
-            None
-            if manifest is not None and manifest.first_row_id is not None
-            else (partition_filter)
-        )
-        rows = decode_entries(container, spec_id, frozenset(metrics), accept)
-        if rows is None:  # a schema the compiled decoder does not handle: fastavro
+        if lineage:
+            decoded = decode_entries(container, spec_id, frozenset(metrics))
+        else:
+            decoded = decode_entries(
+                container,
+                spec_id,
+                frozenset(metrics),
+                partition_filter,
+                keep=file_filter,
+                inherit=inherit,
+            )
+        if decoded is None:  # a schema the compiled decoders do not handle: fastavro
             records, _ = container.decode(0, len(container.body))
             entry_renames, file_renames = _renames(container.writer_schema)
             partition_readers = partition_field_readers(container.writer_schema)
-            rows = [
+            decoded = [
                 _entry(rename_fields(r, entry_renames), file_renames, partition_readers, spec_id)
                 for r in records
             ]
+            inherit = None
+            lineage = lineage or partition_filter is not None or file_filter is not None
     except (IndexError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise InvalidMetadata(f"{what}: malformed manifest entry: {exc}") from exc
+    if inherit is not None:  # filtered and inherited by the decoder
+        return decoded  # type: ignore[return-value]
+    rows: list[EntryRow] = decoded  # type: ignore[assignment]
     if manifest is not None:
-        return _inherit(rows, manifest)
-    # spec: v1 manifests have no sequence numbers; they all read as 0.
-    v1 = format_version == 1
-    return [
-        ManifestEntry(
-            status=status,
-            snapshot_id=snapshot_id,
-            sequence_number=0 if v1 else seq,
-            file_sequence_number=0 if v1 else file_seq,
-            data_file=df,
-        )
-        for status, snapshot_id, seq, file_seq, df in rows
-    ]
+        entries = _inherit(rows, manifest)
+    else:
+        # spec: v1 manifests have no sequence numbers; they all read as 0.
+        v1 = format_version == 1
+        entries = [
+            ManifestEntry(
+                status=status,
+                snapshot_id=snapshot_id,
+                sequence_number=0 if v1 else seq,
+                file_sequence_number=0 if v1 else file_seq,
+                data_file=df,
+            )
+            for status, snapshot_id, seq, file_seq, df in rows
+        ]
+    if lineage and (partition_filter is not None or file_filter is not None):
+        entries = [e for e in entries if _kept(e, partition_filter, file_filter)]
+    return entries
+
+
+def _kept(
+    entry: ManifestEntry,
+    partition_filter: Callable[[tuple[Any, ...]], bool] | None,
+    file_filter: Callable[[DataFile], bool] | None,
+) -> bool:
+    if not entry.is_live:
+        return True
+    f = entry.data_file
+    if partition_filter is not None and not partition_filter(f.partition):
+        return False
+    return file_filter is None or file_filter(f)
 
 
 def _renames(writer_schema: AvroSchema) -> tuple[dict[str, str], dict[str, str]]:
@@ -627,33 +661,19 @@ def _entry(
 
 
 def _inherit(rows: list[EntryRow], manifest: ManifestFile) -> list[ManifestEntry]:
-    seq = manifest.sequence_number
-    # An uncommitted manifest (UNASSIGNED_SEQ) has nothing to give yet.
-    seq_known = seq != UNASSIGNED_SEQ
     next_row_id = manifest.first_row_id
     assign_rows = next_row_id is not None and manifest.content is ManifestContent.DATA
-    added_snapshot_id = manifest.added_snapshot_id
+    snapshot_id, seq = manifest.added_snapshot_id, manifest.sequence_number
     out = []
-    for status, snapshot_id, stored_seq, stored_file_seq, stored in rows:
-        df, data_seq, file_seq = stored, stored_seq, stored_file_seq
-        # spec: sequence numbers are inherited only by ADDED entries; v1 manifests (listed
-        # with sequence number 0) give 0 to every entry.
-        if assign_rows and status is not EntryStatus.DELETED and df.first_row_id is None:
+    for row in rows:
+        df = row[4]
+        if assign_rows and row[0] is not EntryStatus.DELETED and df.first_row_id is None:
             # spec: "First Row ID Inheritance"; like the reference reader, deleted entries
             # take no row ids.
             assert next_row_id is not None
             df = df.replace(first_row_id=next_row_id)
             next_row_id += df.record_count
-        if seq_known and (seq == 0 or status is EntryStatus.ADDED):
-            data_seq = seq if data_seq is None else data_seq
-            file_seq = seq if file_seq is None else file_seq
-        out.append(
-            ManifestEntry(
-                status=status,
-                snapshot_id=added_snapshot_id if snapshot_id is None else snapshot_id,
-                sequence_number=data_seq,
-                file_sequence_number=file_seq,
-                data_file=df,
-            )
-        )
+            out.append(inherited((*row[:4], df), snapshot_id, seq))
+        else:
+            out.append(inherited(row, snapshot_id, seq))
     return out

@@ -24,10 +24,12 @@ import contextlib
 import gc
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from icewright.errors import InvalidMetadata, ValidationError
@@ -179,6 +181,15 @@ class _SpecFilters:
     residual: ResidualEvaluator
 
 
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """Reading one manifest: ``fetch`` is the I/O (the manifest and its bytes), ``decode``
+    turns them into the entries kept."""
+
+    fetch: Callable[[], tuple[ManifestFile, bytes]]
+    decode: Callable[[ManifestFile, bytes], _ManifestResult]
+
+
 @dataclass(slots=True)
 class _ManifestResult:
     entries: list[ManifestEntry]
@@ -303,16 +314,17 @@ class _Planner:
             min_sequence_number=0,
         )
 
-    def read_inline(self, path: str, snapshot: Snapshot) -> _ManifestResult:
+    def fetch(self, manifest: ManifestFile) -> tuple[ManifestFile, bytes]:
+        return manifest, self.io.read(manifest.manifest_path)
+
+    def fetch_inline(self, path: str, snapshot: Snapshot) -> tuple[ManifestFile, bytes]:
         data, manifest = self.inline_manifest(path, snapshot)
         self.spec(manifest.partition_spec_id, path)
-        return self.read(manifest, data)
+        return manifest, data
 
     def read(
-        self, manifest: ManifestFile, data: bytes | None = None, *, all_metrics: bool = False
+        self, manifest: ManifestFile, data: bytes, *, all_metrics: bool = False
     ) -> _ManifestResult:
-        if data is None:
-            data = self.io.read(manifest.manifest_path)
         is_delete = manifest.content is ManifestContent.DELETES
         metrics = METRICS_MAPS if is_delete or all_metrics else self.data_metrics
         filters = (
@@ -320,7 +332,7 @@ class _Planner:
             if self.filtering
             else None
         )
-        refused = [0]  # live entries the reader left out: their partition cannot match
+        refused = [0]  # live entries the reader left out: their partition or metrics cannot match
 
         def accept(partition: tuple[Any, ...]) -> bool:
             assert filters is not None
@@ -329,48 +341,67 @@ class _Planner:
             refused[0] += 1
             return False
 
+        def keep(f: DataFile) -> bool:
+            assert self.metrics is not None
+            checked = (
+                _restrict_to_equality_columns(f) if f.content is FileContent.EQUALITY_DELETES else f
+            )
+            if self.metrics.eval(checked):
+                return True
+            refused[0] += 1
+            return False
+
         entries = read_manifest(
-            data, manifest, metrics=metrics, partition_filter=None if filters is None else accept
+            data,
+            manifest,
+            metrics=metrics,
+            # a filter on columns the spec does not partition by refuses no partition
+            partition_filter=None
+            if filters is None or filters.partition.partition_expr is ALWAYS_TRUE
+            else accept,
+            file_filter=None if filters is None else keep,
         )
         out: list[ManifestEntry] = []
-        skipped = refused[0]
         for e in entries:
             if not e.is_live:
                 continue
-            f = e.data_file
-            if not is_delete and f.content is not FileContent.DATA:
+            if not is_delete and e.data_file.content is not FileContent.DATA:
                 raise InvalidMetadata(
-                    f"data manifest {manifest.manifest_path} lists delete file {f.file_path}"
+                    f"data manifest {manifest.manifest_path} lists delete file "
+                    f"{e.data_file.file_path}"
                 )
-            if filters is not None:
-                if not filters.partition.eval(f.partition):
-                    skipped += 1
-                    continue
-                assert self.metrics is not None
-                checked = (
-                    _restrict_to_equality_columns(f)
-                    if f.content is FileContent.EQUALITY_DELETES
-                    else f
-                )
-                if not self.metrics.eval(checked):
-                    skipped += 1
-                    continue
             out.append(e)
-        return _ManifestResult(out, skipped)
+        return _ManifestResult(out, refused[0])
 
-    def read_all(self, jobs: list[Callable[[], _ManifestResult]]) -> list[_ManifestResult]:
+    def read_all(self, jobs: list[_Job]) -> list[_ManifestResult]:
+        return list(self.results(jobs))
+
+    def results(self, jobs: list[_Job]) -> Iterator[_ManifestResult]:
+        """Each job's result, in order. Threads fetch manifests (reads from an object
+        store overlap); they are decoded here one after another, since decoding holds the
+        GIL and threads would only take turns at it. At most two fetches per thread are
+        ahead of the decoding, so memory holds a few manifests' bytes."""
         if len(jobs) <= 1:
-            return [job() for job in jobs]
+            for job in jobs:
+                yield job.decode(*job.fetch())
+            return
         workers = min(len(jobs), self.max_workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icewright-scan") as pool:
-            return list(pool.map(lambda job: job(), jobs))
+            ahead = iter(jobs)
+            pending = deque((job, pool.submit(job.fetch)) for job in islice(ahead, 2 * workers))
+            while pending:
+                job, fetched = pending.popleft()
+                following = next(ahead, None)
+                if following is not None:
+                    pending.append((following, pool.submit(following.fetch)))
+                yield job.decode(*fetched.result())
 
     # --- step 3: tasks -------------------------------------------------------------------
 
     def jobs(
         self, snapshot: Snapshot
     ) -> tuple[
-        list[Callable[[], _ManifestResult]],
+        list[_Job],
         list[ManifestContent],
         dict[ManifestContent, int],
         dict[ManifestContent, int],
@@ -381,7 +412,7 @@ class _Planner:
         all_metrics = any(
             not isinstance(m, str) and m.content is ManifestContent.DELETES for m in listed
         )
-        jobs: list[Callable[[], _ManifestResult]] = []
+        jobs: list[_Job] = []
         kinds: list[ManifestContent] = []
         totals = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
         scanned = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
@@ -393,13 +424,14 @@ class _Planner:
                 totals[ManifestContent.DATA] += 1
                 scanned[ManifestContent.DATA] += 1
                 kinds.append(ManifestContent.DATA)
-                jobs.append(partial(self.read_inline, m, snapshot))
+                jobs.append(_Job(partial(self.fetch_inline, m, snapshot), self.read))
                 continue
             totals[m.content] += 1
             if self.keep_manifest(m):
                 scanned[m.content] += 1
                 kinds.append(m.content)
-                jobs.append(partial(self.read, m, all_metrics=all_metrics))
+                read = partial(self.read, all_metrics=all_metrics)
+                jobs.append(_Job(partial(self.fetch, m), read))
         return jobs, kinds, totals, scanned
 
     def _wanted(self, m: ManifestFile | str) -> bool:
@@ -418,10 +450,10 @@ class _Planner:
         delete_jobs = [j for j, k in zip(jobs, kinds, strict=True) if k is ManifestContent.DELETES]
         deletes = [e for r in self.read_all(delete_jobs) for e in r.entries]
         index = DeleteFileIndex(deletes, self.specs, self.metadata.schemas)
-        for job, kind in zip(jobs, kinds, strict=True):
-            if kind is ManifestContent.DATA:
-                for entry in job().entries:
-                    yield self.task(entry, index)
+        data_jobs = [j for j, k in zip(jobs, kinds, strict=True) if k is ManifestContent.DATA]
+        for result in self.results(data_jobs):
+            for entry in result.entries:
+                yield self.task(entry, index)
 
     def plan(self) -> ScanPlan:
         snapshot = self.snapshot

@@ -6,9 +6,12 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyiceberg.expressions.visitors import _InclusiveMetricsEvaluator as PyInclusive
 from pyiceberg.expressions.visitors import _StrictMetricsEvaluator as PyStrict
 
+from icewright.errors import ValidationError
 from icewright.expressions import (
     Evaluator,
     InclusiveMetricsEvaluator,
@@ -358,3 +361,74 @@ def test_not_in_with_unique_value() -> None:
     assert not InclusiveMetricsEvaluator(SCHEMA, not_in("id", [7, 8])).eval(f)
     assert InclusiveMetricsEvaluator(SCHEMA, not_in("id", [6, 8])).eval(f)
     assert StrictMetricsEvaluator(SCHEMA, not_in("id", [6, 8])).eval(f)
+
+
+# --- bound limits: what a reader may refuse before building a file ----------------------
+
+_LIMIT_SCHEMA = Schema(
+    NestedField(1, "l", LongType()),
+    NestedField(2, "i", IntegerType()),
+    NestedField(3, "s", StringType()),
+)
+_OPS = ["<", "<=", ">", ">=", "="]
+
+
+def _bound(draw: Any, field_id: int) -> bytes | None:
+    value = draw(st.integers(-(2**40), 2**40) | st.sampled_from([-(2**63), 2**63 - 1, 0]))
+    if field_id == 2 or draw(st.booleans()):  # an int, or a long first written as an int
+        value = max(-(2**31), min(2**31 - 1, value))
+        return value.to_bytes(4, "little", signed=True)
+    return value.to_bytes(8, "little", signed=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_file_breaking_a_bound_limit_never_matches(data: st.DataObject) -> None:
+    terms = data.draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["l", "i"]),
+                st.sampled_from(_OPS),
+                st.integers(-(2**31), 2**31 - 1) | st.sampled_from([-(2**63), 2**63 - 1]),
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    text = " and ".join(f"{c} {op} {v}" for c, op, v in terms)
+    if data.draw(st.booleans()):
+        text += " and s >= 'a'"  # a conjunct that gives no limit
+    try:
+        evaluator = InclusiveMetricsEvaluator(_LIMIT_SCHEMA, parse(text))
+    except ValidationError:
+        return  # a literal outside the column's type
+    lower = {f: b for f in (1, 2) if (b := data.draw(st.none() | st.just(_bound(data.draw, f))))}
+    upper = {f: b for f in (1, 2) if (b := data.draw(st.none() | st.just(_bound(data.draw, f))))}
+    f = DataFile(
+        file_path="s3://b/f.parquet",
+        file_format="PARQUET",
+        record_count=10,
+        file_size_in_bytes=100,
+        lower_bounds=lower,
+        upper_bounds=upper,
+    )
+
+    def broken(limit: Any) -> bool:
+        low, high = lower.get(limit.field_id), upper.get(limit.field_id)
+        as_int = lambda b: int.from_bytes(b, "little", signed=True)  # noqa: E731
+        return (
+            limit.max_lower is not None
+            and low is not None
+            and len(low) in limit.widths
+            and as_int(low) > limit.max_lower
+        ) or (
+            limit.min_upper is not None
+            and high is not None
+            and len(high) in limit.widths
+            and as_int(high) < limit.min_upper
+        )
+
+    limits = evaluator.bound_limits()
+    assert len(limits) <= len(terms)  # at most one per range predicate
+    if any(broken(limit) for limit in limits):
+        assert not evaluator.eval(f)

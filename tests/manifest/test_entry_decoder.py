@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from icewright.expressions import InclusiveMetricsEvaluator, parse
 from icewright.manifest import (
     DataFile,
     EntryStatus,
@@ -123,6 +124,30 @@ def test_file_filter_leaves_out_refused_live_entries_only(monkeypatch: Any) -> N
     monkeypatch.setattr(entry_decoder, "manifest_entry_decoder", lambda *a, **k: None)
     monkeypatch.setattr(entry_decoder, "compiled_entry_decoder", lambda *a, **k: None)
     assert read_manifest(data, committed, file_filter=big) == kept
+
+
+@pytest.mark.parametrize(
+    ("where", "kept"),
+    [("id < 1", 0), ("id <= 1", 3), ("id > 99", 0), ("id >= 99", 3), ("id = 50", 3)],
+)
+def test_bound_limits_refuse_what_the_metrics_filter_refuses(where: str, kept: int) -> None:
+    # the sample files' ids run from 1 to 99 (8-byte bounds of field 1)
+    data, manifest = write_mixed(2, SPEC, partitioned_files())
+    committed = manifest.replace(sequence_number=9)
+    evaluator = InclusiveMetricsEvaluator(SCHEMA, parse(where))
+    judged: list[DataFile] = []
+
+    def keep(f: DataFile) -> bool:
+        judged.append(f)
+        return evaluator.eval(f)
+
+    plain = read_manifest(data, committed, file_filter=evaluator.eval)
+    limited = read_manifest(
+        data, committed, file_filter=keep, bound_limits=evaluator.bound_limits()
+    )
+    assert limited == plain
+    assert len([e for e in limited if e.is_live]) == kept
+    assert len(judged) == kept  # in C, a file breaking a limit is not even built
 
 
 def with_unknown_fields(schema: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from icewright.errors import ValidationError
 from icewright.expressions.binding import bind
@@ -145,6 +145,52 @@ class InclusiveMetricsEvaluator:
         if data_file.record_count == 0:
             return False
         return self._check(data_file)
+
+    def bound_limits(self) -> tuple[BoundLimit, ...]:
+        """Limits on integer bounds that every file able to match keeps: each comes from a
+        range predicate of the filter's top-level AND, and a file whose stored bound breaks
+        one fails :meth:`eval` too (a reader may refuse it before building it)."""
+        limits = []
+        for pred in _conjuncts(self.expr):
+            t = pred.term.field_type
+            if (
+                pred.op not in _RANGE_OPS
+                or pred.term.in_list_or_map
+                or not isinstance(t, PrimitiveType)
+                or not _fixed_width_ints(t)
+                or not isinstance(pred.literal, int)
+            ):
+                continue
+            lit = pred.literal
+            op = pred.op
+            max_lower = {Operation.LT: lit - 1, Operation.LT_EQ: lit, Operation.EQ: lit}.get(op)
+            min_upper = {Operation.GT: lit + 1, Operation.GT_EQ: lit, Operation.EQ: lit}.get(op)
+            if not all(v is None or _LONG_MIN <= v <= _LONG_MAX for v in (max_lower, min_upper)):
+                continue
+            limits.append(
+                BoundLimit(pred.term.field_id, _fixed_width_ints(t), max_lower, min_upper)
+            )
+        return tuple(limits)
+
+
+class BoundLimit(NamedTuple):
+    """A file can match only if its lower bound for ``field_id`` is at most ``max_lower``
+    and its upper bound at least ``min_upper`` (None: no limit), where a bound of one of
+    the byte ``widths`` is a little-endian signed integer (Appendix D)."""
+
+    field_id: int
+    widths: tuple[int, ...]
+    max_lower: int | None
+    min_upper: int | None
+
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def _conjuncts(expr: Expression) -> list[BoundPredicate]:
+    if isinstance(expr, And):
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr] if isinstance(expr, BoundPredicate) else []
 
 
 _Check = Callable[[DataFile], bool]

@@ -22,4 +22,5 @@ class EntryDecoder:
         accept: Callable[[tuple[Any, ...]], bool] | None = None,
         keep: Callable[[Any], bool] | None = None,
         inherit: tuple[type, int | None, int] | None = None,
+        limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
     ) -> list[Any]: ...

@@ -77,6 +77,44 @@ cdef struct Buffer:
     Py_ssize_t end
 
 
+cdef class Limit:
+    """A limit on one column's integer bounds (see ``BoundLimit`` in expressions.metrics)."""
+
+    cdef object field_id
+    cdef bint four, eight, has_max, has_min
+    cdef long long max_lower, min_upper
+
+    def __init__(self, field_id, widths, max_lower, min_upper):
+        self.field_id = field_id
+        self.four = 4 in widths
+        self.eight = 8 in widths
+        self.has_max = max_lower is not None
+        self.has_min = min_upper is not None
+        self.max_lower = max_lower if self.has_max else 0
+        self.min_upper = min_upper if self.has_min else 0
+
+
+cdef bint bound_of(object bounds, Limit limit, long long* out):
+    """The integer bound stored for the limit's column, if it has one of its widths."""
+    cdef PyObject* found
+    cdef int value4
+    cdef Py_ssize_t n
+    if type(bounds) is not dict:
+        return False
+    found = PyDict_GetItem(<dict>bounds, limit.field_id)
+    if found == NULL or type(<object>found) is not bytes:
+        return False
+    n = PyBytes_GET_SIZE(<object>found)
+    if n == 8 and limit.eight:
+        memcpy(out, PyBytes_AS_STRING(<object>found), 8)
+        return True
+    if n == 4 and limit.four:
+        memcpy(&value4, PyBytes_AS_STRING(<object>found), 4)
+        out[0] = value4
+        return True
+    return False
+
+
 cdef int _truncated() except -1:
     raise ValueError("the data ends inside a value")
 
@@ -246,7 +284,7 @@ cdef class EntryDecoder:
     cdef dict statuses, contents, formats
     cdef object parse_format
     cdef int path_slot, count_slot, size_slot, content_slot, format_slot
-    cdef int split_slot, equality_slot
+    cdef int split_slot, equality_slot, lower_slot, upper_slot
 
     def __init__(
         self, plan, names, converters, defaults, data_file_type, statuses, contents,
@@ -269,12 +307,16 @@ cdef class EntryDecoder:
         self.content_slot = slots.get("content", -1)
         self.split_slot = slots.get("split_offsets", -1)
         self.equality_slot = slots.get("equality_ids", -1)
+        self.lower_slot = slots.get("lower_bounds", -1)
+        self.upper_slot = slots.get("upper_bounds", -1)
 
     def decode(
-        self, bytes body, Py_ssize_t record_count, accept=None, keep=None, inherit=None
+        self, bytes body, Py_ssize_t record_count, accept=None, keep=None, inherit=None,
+        limits=(),
     ):
         """Every entry of ``body``, leaving out live entries whose partition ``accept``
-        refuses or whose data file ``keep`` refuses.
+        refuses, whose bounds break one of ``limits`` (``BoundLimit`` tuples) or whose
+        data file ``keep`` refuses.
 
         Without ``inherit``, each entry is ``(status, snapshot id, sequence number, file
         sequence number, DataFile)`` as stored; with ``inherit = (ManifestEntry, added
@@ -287,6 +329,9 @@ cdef class EntryDecoder:
         cdef object entry_type = None, added_snapshot_id = None
         cdef long long seq = 0
         cdef bint seq_known = False
+        cdef list checks = [Limit(*limit) for limit in limits]
+        if self.lower_slot < 0 or self.upper_slot < 0:
+            checks = []  # the bounds are not read
         if inherit is not None:
             entry_type, added_snapshot_id, seq = inherit
             seq_known = seq != -1  # UNASSIGNED_SEQ: an uncommitted manifest gives nothing
@@ -294,7 +339,7 @@ cdef class EntryDecoder:
         b.position = 0
         b.end = PyBytes_GET_SIZE(body)
         while b.position < b.end:
-            row = self.one(&b, accept, keep)
+            row = self.one(&b, accept, keep, checks)
             count += 1
             if row is None:
                 continue
@@ -305,7 +350,7 @@ cdef class EntryDecoder:
             raise ValueError("the entries do not end where the blocks do")
         return rows
 
-    cdef object one(self, Buffer* b, object accept, object keep):
+    cdef object one(self, Buffer* b, object accept, object keep, list checks):
         cdef list entry = [None, None, None, None]
         cdef list values = [None] * len(self.names)
         cdef bint have_status = False, refused = False
@@ -327,6 +372,8 @@ cdef class EntryDecoder:
                                 refused = True
                     else:
                         values[inner.slot] = read(b, inner)
+                if checks and not refused and have_status and entry[0] != 2:
+                    refused = self.breaks(values, checks)
                 if not refused:
                     data_file = self.build(values, values_partition)
                     if keep is not None and have_status and entry[0] != 2:
@@ -341,6 +388,17 @@ cdef class EntryDecoder:
             lookup(self.statuses, entry[0], "entry status"),
             entry[1], entry[2], entry[3], data_file,
         )
+
+    cdef bint breaks(self, list values, list checks):
+        cdef Limit limit
+        cdef long long bound
+        lower, upper = values[self.lower_slot], values[self.upper_slot]
+        for limit in checks:
+            if limit.has_max and bound_of(lower, limit, &bound) and bound > limit.max_lower:
+                return True
+            if limit.has_min and bound_of(upper, limit, &bound) and bound < limit.min_upper:
+                return True
+        return False
 
     cdef tuple partition(self, Buffer* b, Node record):
         cdef Node field

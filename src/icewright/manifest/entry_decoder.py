@@ -18,7 +18,7 @@ fastavro.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from icewright.manifest.avro_codec import (
@@ -113,12 +113,17 @@ def decode_entries(
     *,
     keep: Callable[[DataFile], bool] | None = None,
     inherit: tuple[int | None, int] | None = None,
+    limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
 ) -> list[EntryRow] | list[ManifestEntry] | None:
     """The entries of a manifest's container, or None if its schema is not compiled here.
 
     A live entry whose partition ``accept`` refuses is left out, undecoded past its
-    partition; one whose data file ``keep`` refuses is left out too. With ``inherit``,
-    the manifest's ``(added snapshot id, sequence number)``, each entry is a
+    partition; one whose data file ``keep`` refuses is left out too. ``limits``
+    (``(field id, widths, max lower, min upper)``, see
+    :class:`~icewright.expressions.metrics.BoundLimit`) are a hint: the compiled decoder
+    leaves out a live entry whose integer bounds break one before building its file; they
+    must be limits ``keep`` enforces too (the Python decoder leaves it to ``keep``).
+    With ``inherit``, the manifest's ``(added snapshot id, sequence number)``, each entry is a
     :class:`ManifestEntry` with the spec's inheritance applied (see :func:`inherited`);
     without, an :data:`EntryRow` as stored.
 
@@ -140,7 +145,7 @@ def decode_entries(
         return None
     if not callable(decode):  # the compiled decoder reads the whole body at once
         manifest = None if inherit is None else (ManifestEntry, *inherit)
-        return decode.decode(container.body, container.record_count, accept, keep, manifest)
+        return decode.decode(container.body, container.record_count, accept, keep, manifest, limits)
     rows = _decode_in_python(container, decode, accept, keep)
     if inherit is None:
         return rows

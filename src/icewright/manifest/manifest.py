@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import fastavro
@@ -518,6 +518,7 @@ def read_manifest(
     metrics: Collection[str] = METRICS_MAPS,
     partition_filter: Callable[[tuple[Any, ...]], bool] | None = None,
     file_filter: Callable[[DataFile], bool] | None = None,
+    bound_limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
 ) -> list[ManifestEntry]:
     """Every entry of a manifest (DELETED ones too), with inherited values filled in.
 
@@ -531,7 +532,10 @@ def read_manifest(
     :data:`~icewright.manifest.entry_decoder.METRICS_MAPS`) are decoded; the others are
     None (scan planning asks only for what its filter reads). Live entries whose partition
     ``partition_filter`` refuses, or whose data file ``file_filter`` refuses, are left
-    out (DELETED entries never are).
+    out (DELETED entries never are); ``bound_limits`` may leave out, before their files are
+    built, live entries whose integer bounds break them (see
+    :meth:`~icewright.expressions.metrics.InclusiveMetricsEvaluator.bound_limits`): pass
+    only limits that ``file_filter`` enforces.
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
     container = open_container(data, what)
@@ -556,6 +560,7 @@ def read_manifest(
                 partition_filter,
                 keep=file_filter,
                 inherit=inherit,
+                limits=bound_limits,
             )
         if decoded is None:  # a schema the compiled decoders do not handle: fastavro
             records, _ = container.decode(0, len(container.body))

@@ -257,6 +257,7 @@ class _Planner:
             if self.filtering
             else None
         )
+        self.bound_limits = () if self.metrics is None else self.metrics.bound_limits()
 
     def spec(self, spec_id: int, where: str) -> PartitionSpec:
         spec = self.specs.get(spec_id)
@@ -360,6 +361,8 @@ class _Planner:
             if filters is None or filters.partition.partition_expr is ALWAYS_TRUE
             else accept,
             file_filter=None if filters is None else keep,
+            # only data files: an equality delete is judged by its equality columns alone
+            bound_limits=self.bound_limits if not is_delete and filters is not None else (),
         )
         out: list[ManifestEntry] = []
         for e in entries:

@@ -352,6 +352,17 @@ class _Planner:
             refused[0] += 1
             return False
 
+        # Files refused by their bounds' limits are never built, so not counted by keep:
+        # with limits, the skipped files are the live ones the manifest list counts less
+        # those kept. Only for data files: an equality delete is judged by its equality
+        # columns alone.
+        live = (
+            None
+            if manifest.added_files_count is None or manifest.existing_files_count is None
+            else manifest.added_files_count + manifest.existing_files_count
+        )
+        use_limits = not is_delete and filters is not None and live is not None
+        limits = self.bound_limits if use_limits else ()
         entries = read_manifest(
             data,
             manifest,
@@ -361,8 +372,7 @@ class _Planner:
             if filters is None or filters.partition.partition_expr is ALWAYS_TRUE
             else accept,
             file_filter=None if filters is None else keep,
-            # only data files: an equality delete is judged by its equality columns alone
-            bound_limits=self.bound_limits if not is_delete and filters is not None else (),
+            bound_limits=limits,
         )
         out: list[ManifestEntry] = []
         for e in entries:
@@ -374,6 +384,9 @@ class _Planner:
                     f"{e.data_file.file_path}"
                 )
             out.append(e)
+        if limits:
+            assert live is not None
+            return _ManifestResult(out, max(0, live - len(out)))
         return _ManifestResult(out, refused[0])
 
     def read_all(self, jobs: list[_Job]) -> list[_ManifestResult]:

@@ -81,6 +81,7 @@ _TAIL_LINES = 40
 
 _SHIP_LOCK = threading.Lock()
 _SHIPPED: dict[str, str] = {}
+_NOT_SHIPPED = frozenset({".c", ".pyx", ".so", ".pyd"})
 _LAUNCHER = "from icewright.runners.job import main\n\nraise SystemExit(main())\n"
 
 
@@ -95,7 +96,10 @@ def _shipment() -> tuple[str, str]:
             archive = folder / "icewright.zip"
             with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
                 for path in sorted(root.rglob("*")):
-                    if path.is_file() and "__pycache__" not in path.parts:
+                    # a zip imports no compiled module: jobs decode manifests in Python
+                    if path.suffix in _NOT_SHIPPED or "__pycache__" in path.parts:
+                        continue
+                    if path.is_file():
                         z.write(path, str(Path("icewright") / path.relative_to(root)))
             launcher = folder / "icewright_job.py"
             launcher.write_text(_LAUNCHER)

@@ -213,6 +213,33 @@ def test_unknown_fields_are_skipped_like_fastavro_reads_them(monkeypatch: Any) -
     assert read_manifest(other, committed) == compiled
 
 
+@with_each_decoder
+def test_filters_apply_when_the_status_is_written_last() -> None:
+    # another writer's field order: the decoder cannot skip a refused entry early, and
+    # still leaves it out
+    data, manifest = write_mixed(2, SPEC, partitioned_files())
+    reader = fastavro.reader(io.BytesIO(data))
+    schema = copy.deepcopy(reader.writer_schema)
+    fields = schema["fields"]  # type: ignore[index]
+    fields.append(fields.pop(next(i for i, f in enumerate(fields) if f["name"] == "status")))
+    buf = io.BytesIO()
+    metadata = {k: v for k, v in reader.metadata.items() if k != "avro.schema"}
+    fastavro.writer(buf, schema, list(fastavro.reader(io.BytesIO(data))), metadata=metadata)
+    committed = manifest.replace(sequence_number=9)
+    asked: list[Any] = []
+
+    def only_eu(partition: tuple[Any, ...]) -> bool:
+        asked.append(partition)
+        return partition[0] == "eu"
+
+    moved = read_manifest(buf.getvalue(), committed, partition_filter=only_eu)
+    assert moved == read_manifest(data, committed, partition_filter=only_eu)
+    assert [e.data_file.partition[0] for e in moved] == ["eu", "ap"]  # ap: DELETED
+    assert len(asked) == 6  # three live entries, once per read
+    big = read_manifest(buf.getvalue(), committed, file_filter=lambda f: f.record_count >= 7)
+    assert [e.data_file.record_count for e in big] == [10, 7, 3]
+
+
 @pytest.mark.parametrize("decoder", [manifest_entry_decoder, compiled_entry_decoder])
 def test_schemas_the_decoder_does_not_compile(decoder: Any) -> None:
     assert decoder("string", [], 0) is None

@@ -353,10 +353,9 @@ cdef class EntryDecoder:
     cdef object one(self, Buffer* b, object accept, object keep, list checks):
         cdef list entry = [None, None, None, None]
         cdef list values = [None] * len(self.names)
-        cdef bint have_status = False, refused = False
+        cdef bint refused = False, judged = False, live
         cdef Node field, inner
-        cdef object data_file = None
-        cdef tuple values_partition = ()
+        cdef tuple partition = ()
         for field in self.entry.children:
             if refused or field.slot == SKIP:
                 skip(b, field)
@@ -366,28 +365,27 @@ cdef class EntryDecoder:
                         skip(b, inner)
                     elif inner.slot == PARTITION:
                         partition = self.partition(b, inner)
-                        values_partition = partition
-                        if accept is not None and have_status and entry[0] != 2:
-                            if not accept(partition):
-                                refused = True
+                        # with the status read (it comes first in every writer's schema),
+                        # a refused partition skips the rest of the entry undecoded
+                        if accept is not None and entry[0] is not None and entry[0] != 2:
+                            judged = True
+                            refused = not accept(partition)
                     else:
                         values[inner.slot] = read(b, inner)
-                if checks and not refused and have_status and entry[0] != 2:
-                    refused = self.breaks(values, checks)
-                if not refused:
-                    data_file = self.build(values, values_partition)
-                    if keep is not None and have_status and entry[0] != 2:
-                        refused = not keep(data_file)
             else:
                 entry[field.slot] = read(b, field)
-                if field.slot == 0:
-                    have_status = True
         if refused:
             return None
-        return (
-            lookup(self.statuses, entry[0], "entry status"),
-            entry[1], entry[2], entry[3], data_file,
-        )
+        status = lookup(self.statuses, entry[0], "entry status")
+        live = entry[0] != 2
+        if live and accept is not None and not judged and not accept(partition):
+            return None
+        if live and checks and self.breaks(values, checks):
+            return None
+        data_file = self.build(values, partition)
+        if live and keep is not None and not keep(data_file):
+            return None
+        return (status, entry[1], entry[2], entry[3], data_file)
 
     cdef bint breaks(self, list values, list checks):
         cdef Limit limit

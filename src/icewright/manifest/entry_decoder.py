@@ -18,6 +18,7 @@ fastavro.
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -186,12 +187,20 @@ def _decode_in_python(
     append = rows.append
     count = 0
     deleted = EntryStatus.DELETED
+    judges = _JUDGES_PARTITIONS.get(decode, False)
     while position < end:
         row, position = decode(body, position, accept)
         count += 1
         f = row[4]
-        if f is not None and (keep is None or row[0] is deleted or keep(f)):
-            append(row)
+        if f is None:
+            continue  # refused by its partition
+        if row[0] is not deleted:
+            # accept was not asked if the writer put the status after the data file
+            if accept is not None and not judges and not accept(f.partition):
+                continue
+            if keep is not None and not keep(f):
+                continue
+        append(row)
     if position != end or count != container.record_count:
         raise ValueError("the entries do not end where the blocks do")
     return rows
@@ -302,6 +311,7 @@ def manifest_entry_decoder(
     source.emit(0, "def decode(data, p, accept=None):")
     entry = ["None"] * 4
     data_file: dict[str, str] = {}
+    judges = False
     try:
         fields = writer_schema["fields"]
         for i, f in enumerate(fields):
@@ -311,6 +321,7 @@ def manifest_entry_decoder(
                 # (live entries only, and only if the status was read before).
                 rest = [g["type"] for g in fields[i + 1 :]]
                 status = entry[0] if entry[0] != "None" else None
+                judges = status is not None
                 _data_file(
                     source,
                     resolve(f["type"], named),
@@ -371,7 +382,15 @@ def manifest_entry_decoder(
     # from the schema, a fixed size, goes through int().
     exec("\n".join(source.lines), namespace)
     decode: EntryDecoder = namespace["decode"]
+    _JUDGES_PARTITIONS[decode] = judges
     return decode
+
+
+# Whether a generated decoder asks ``accept`` itself (the status is written before the
+# data file, as in every known writer's schema); if not, the caller asks it after.
+_JUDGES_PARTITIONS: weakref.WeakKeyDictionary[Callable[..., Any], bool] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _data_file(

@@ -38,7 +38,9 @@ below; within a layer, packages may import each other as long as no circle forms
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for path in sorted((SRC / "icewright").rglob("*.py")):
+    # a compiled module (Cython) is known by its stub, which holds its Python imports
+    stubs = [p for p in (SRC / "icewright").rglob("*.pyi") if not p.with_suffix(".py").exists()]
+    for path in sorted([*(SRC / "icewright").rglob("*.py"), *stubs]):
         parts = list(path.relative_to(SRC).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()

@@ -3,18 +3,29 @@ what CI runs): the main job on a fresh embedded default, then again (nothing new
 
 The embedded default lives in ``$ICEWRIGHT_HOME`` (the README's documented setting), here a
 temporary directory; pyiceberg then reads the table the job left.
+
+The main job runs the example DAGs (a) ``icewright_nightly_orders`` and (d)
+``icewright_orders_views`` with ``airflow dags test`` on that fresh home, twice, so this
+test also holds what the nightly DAG must leave (read by pyiceberg at the nightly's last
+snapshot, before Dagster's day) and what the views DAG's second run must reuse; a
+separate run of each DAG would only repeat these runs.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "example_dags"))
+import orders_source  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -81,6 +92,10 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
         in first
     )
     assert catalog.load_table("sales.orders_by_day").scan().to_arrow().num_rows > 0
+    logical_date = re.search(r"logical date (\d{4}-\d{2}-\d{2})", first)
+    assert logical_date is not None
+    assert_nightly_result(table, snapshots[3], dt.date.fromisoformat(logical_date.group(1)))
+    views = view_metadata(home)
 
     second = run_main(home)
     table = catalog.load_table("sales.orders")
@@ -91,3 +106,43 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     assert table.snapshots()[-1].summary["deleted-records"] == "20000"
     assert table.scan().to_arrow().num_rows == 220_000
     assert f"sales.orders@{after[-1]}: success" in second
+    # the views DAG's second run: the same SQL and comment give an identical version,
+    # which the commit reuses (view spec: no duplicate versions) instead of adding one
+    again = view_metadata(home)
+    for name, metadata in views.items():
+        assert again[name].current_version_id == metadata.current_version_id, name
+        assert len(again[name].versions) == 1, name
+        assert again[name].schema() == metadata.schema(), name
+
+
+def assert_nightly_result(table: Any, snapshot_id: int, logical_date: dt.date) -> None:
+    """The nightly DAG's table as its last commit (the replace) left it, read by pyiceberg:
+    both batches once, the interval day replaced by its confirmed rows, the partitioning."""
+    rows = table.scan(snapshot_id=snapshot_id).to_arrow()
+    total = orders_source.FIRST_BATCH_ROWS + orders_source.SECOND_BATCH_ROWS
+    assert rows.num_rows == total
+    assert len(set(rows.column("order_id").to_pylist())) == total
+    # The interval of the logical date (@daily) is the day before: its rows were replaced
+    # by the confirmed ones (a third of batch one, half of batch two).
+    day = logical_date - dt.timedelta(days=1)
+    expected_day = orders_source.FIRST_BATCH_ROWS // 3 + orders_source.SECOND_BATCH_ROWS // 2
+    statuses: dict[str, int] = {}
+    for ts, status in zip(
+        rows.column("ts").to_pylist(), rows.column("status").to_pylist(), strict=True
+    ):
+        if ts.astimezone(dt.UTC).date() == day:
+            assert status == "confirmed"
+        statuses[status] = statuses.get(status, 0) + 1
+    assert statuses == {"confirmed": expected_day, "placed": total - expected_day}
+    assert str(table.spec()).count("bucket[16]") == 1
+
+
+def view_metadata(home: Path) -> dict[str, Any]:
+    """The views DAG's two views, read by icewright's catalog."""
+    from icewright.catalog import load_catalog
+
+    catalog = load_catalog(
+        {"type": "sql", "uri": f"sqlite:///{home / 'catalog.db'}", "warehouse": "/unused"}
+    )
+    names = ("sales.daily_revenue", "sales.confirmed_orders")
+    return {name: catalog.load_view(name).metadata for name in names}

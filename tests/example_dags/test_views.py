@@ -1,5 +1,8 @@
 """Example DAG (d) ``icewright_orders_views`` run by ``airflow dags test`` on a fresh home:
-the table it ensures is read by pyiceberg, the views it publishes by icewright's catalog."""
+the table it ensures is read by pyiceberg, the views it publishes by icewright's catalog.
+
+That a second run for the same date reuses each view's version (adds none) is asserted
+by ``tests/test_readme.py``, whose main job runs this DAG twice."""
 
 from __future__ import annotations
 
@@ -44,13 +47,4 @@ def test_views_dag_publishes_views(airflow_home: AirflowHome, tmp_path: Path) ->
         "region",
         "amount",
     ]
-    first_version = revenue.current_version_id
-
-    # Safe to run twice: the same SQL and comment give an identical version, which the
-    # commit reuses (view spec: no duplicate versions) instead of adding one.
-    again = dags_test("icewright_orders_views", DAGS, env=env, logical_date="2026-01-02")
-    assert dag_run_state(again) == "success", explain(again)
-    revenue = catalog.load_view("sales.daily_revenue").metadata
-    assert revenue.current_version_id == first_version
     assert len(revenue.versions) == 1
-    assert [f.name for f in revenue.schema().fields] == columns

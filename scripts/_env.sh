@@ -8,5 +8,9 @@ else
   python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
   UV=(python3 -m uv)
 fi
-"${UV[@]}" sync --quiet --frozen --all-extras
+# --compile-bytecode: write every module's .pyc now. Where PYTHONDONTWRITEBYTECODE is set
+# (as on these machines) nothing writes them later, and every airflow, dagster and Spark
+# process would compile its imports from source again (airflow's start took 6 s, not 3).
+"${UV[@]}" sync --quiet --frozen --all-extras --compile-bytecode
+.venv/bin/python -m compileall -q src
 export PATH="$PWD/.venv/bin:$PATH"

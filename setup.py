@@ -1,4 +1,5 @@
-"""Builds the compiled manifest entry decoder; everything else is in pyproject.toml."""
+"""Builds the compiled manifest entry decoder and scan task builder; everything else is in
+pyproject.toml."""
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -12,7 +13,12 @@ setup(
                 "icewright.manifest._entries",
                 ["src/icewright/manifest/_entries.pyx"],
                 optional=True,
-            )
+            ),
+            Extension(
+                "icewright.scan._task_builder",
+                ["src/icewright/scan/_task_builder.pyx"],
+                optional=True,
+            ),
         ],
         compiler_directives={"language_level": "3"},
     ),

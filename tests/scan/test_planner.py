@@ -473,3 +473,25 @@ def test_planning_pauses_the_collector_and_restores_it(by_day: Table) -> None:
             assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_what_planning_made_goes_to_the_oldest_generation() -> None:
+    # A young collection right after planning would walk every object of the plan only to
+    # promote it; the pause moves them without a walk, unless objects are frozen already.
+    assert gc.isenabled()
+    gc.collect()
+    with gc_paused():
+        made = [[i] for i in range(20_000)]
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert id(made[0]) in oldest and id(made[-1]) in oldest
+    assert gc.get_freeze_count() == 0
+
+    gc.freeze()  # a process that keeps objects frozen of its own
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            made += [[i] for i in range(20_000)]
+        assert gc.get_freeze_count() == frozen, "the pause released the process's frozen objects"
+    finally:
+        gc.unfreeze()
+    assert len(made) == 40_000

@@ -77,9 +77,15 @@ def test_remove_orphan_files(catalog: SqlCatalog, two_appends: list[int]) -> Non
 
 
 def test_publish_view_derives_schema(
-    spark: SparkSession, catalog: SqlCatalog, two_appends: list[int]
+    spark: SparkSession,
+    catalog: SqlCatalog,
+    two_appends: list[int],
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
+    from pyspark.logger import PySparkLogger
+
     sql = "SELECT region, count(*) AS n FROM t GROUP BY region"
+    capfd.readouterr()
     result = publish_view(
         "db.v",
         sql,
@@ -90,6 +96,9 @@ def test_publish_view_derives_schema(
         runner=LocalRunner(spark),
     )
     assert result.referenced_tables == ("t",)
+    # finding `t` took an analysis error that PySpark would log as a page of ERROR text
+    assert "TABLE_OR_VIEW_NOT_FOUND" not in capfd.readouterr().err
+    assert not PySparkLogger.getLogger("SQLQueryContextLogger").disabled
     view = catalog.load_view("db.v")
     with open(view.metadata_location) as f:
         document = json.load(f)

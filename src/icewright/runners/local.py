@@ -241,6 +241,7 @@ class LocalRunner:
         self, sql: str, resolve: TableResolver
     ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
         """See :meth:`Runner.analyze_view`."""
+        from icewright.spark.failures import expected_analysis_errors
         from icewright.spark.read import read_table
         from icewright.spark.types import schema_from_spark
 
@@ -251,7 +252,8 @@ class LocalRunner:
         try:
             for _ in range(64):  # one more referenced table per round
                 try:
-                    frame = spark.sql(text)
+                    with expected_analysis_errors():
+                        frame = spark.sql(text)
                     break
                 except Exception as e:
                     name = _unresolved_relation(e)

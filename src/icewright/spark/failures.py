@@ -20,6 +20,7 @@ The stack stays on the error's ``__cause__`` (shown with ``--debug``), never in 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from typing import Any
 
 from icewright.errors import IcewrightError, ValidationError
 
-__all__ = ["JavaCause", "causes", "spark_failure"]
+__all__ = ["JavaCause", "causes", "expected_analysis_errors", "spark_failure"]
 
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "json": "JSON", "orc": "ORC"}
 
@@ -252,3 +253,27 @@ def _is_input_error(chain: list[JavaCause]) -> bool:
         if cause.cls.endswith(("AnalysisException", "ParseException")):
             return True
     return False
+
+
+@contextlib.contextmanager
+def expected_analysis_errors() -> Iterator[None]:
+    """Keep PySpark from logging the analysis errors raised inside the block.
+
+    PySpark 4 logs every captured SQL error, stack and all, at ERROR level before raising
+    it (its ``SQLQueryContextLogger``). Code that expects such an error and handles it (a
+    view's analysis, which finds the tables it references by the errors Spark raises)
+    would otherwise print a page of scary text for every table of a view. The logger is
+    PySpark's own; it is switched off for the block (in the whole process) and restored.
+    """
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # PySpark 3.5 logs no such thing
+        yield
+        return
+    logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was

@@ -304,3 +304,24 @@ def test_distributed_orphans_match_iceberg_java(
         runner=LocalRunner(spark),
     )
     assert {file_key(p).path for p in ours.orphan_paths} == java == {str(p) for p in planted}
+
+
+def test_distributed_orphans_refuse_like_local(catalog: SqlCatalog, spark: Any) -> None:
+    """A manifest that cannot be read stops both orphan searches with the same message:
+    its files would look unreferenced."""
+    from icewright.manifest.manifest_list import read_manifest_list
+
+    table = build(catalog, "db.t")
+    current = table.metadata.current_snapshot()
+    assert current is not None and current.manifest_list is not None
+    listed = read_manifest_list(table.io.read(current.manifest_list), current.manifest_list)
+    os.remove(listed[0].manifest_path)
+    day_ago = int(time.time() * 1000) - 86_400_000
+    messages = []
+    for distributed in (False, True):
+        with pytest.raises(ValidationError, match="cannot list every file") as raised:
+            remove_orphan_files(
+                table, older_than=day_ago, distributed=distributed, runner=LocalRunner(spark)
+            )
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and listed[0].manifest_path in messages[1]

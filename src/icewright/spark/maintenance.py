@@ -479,7 +479,7 @@ def find_orphans(
     lists = frame.cache()
     cached: list[DataFrame] = [lists]
     try:
-        failed = _manifest_counts(lists).get("all", (0, 0))[0]
+        failed = lists.filter(F.col("error").isNotNull()).collect()
         manifests = lists.filter(F.col("error").isNull()).dropDuplicates(["manifest_path"])
         frame, _, reading = _live_frame(spark, eio, manifests, keyed=True)
         content = frame.cache()
@@ -488,7 +488,7 @@ def find_orphans(
         problems = [
             f"cannot read the manifest list of snapshot {_named(by_id[r['snapshot_id']])}: "
             f"{r['error']}"
-            for r in (lists.filter(F.col("error").isNotNull()).collect() if failed else ())
+            for r in failed
         ]
         problems += [
             f"cannot read manifest {r['manifest_path']}: {r['error']}"
@@ -506,21 +506,15 @@ def find_orphans(
         side = {p for s in metadata.snapshots if (p := s.manifest_list)}
         side.update(extra_references)
         # a manifest's own row (no file) carries the manifest's key
-        references = (
-            content.select(
-                F.coalesce("file_path", "manifest_path").alias("path"),
-                "key",
-                "scheme",
-                "authority",
-            )
-            .union(spark.createDataFrame(_keyed(side), keyed, verifySchema=False))
-            .distinct()
-        )
+        references = content.select(
+            F.coalesce("file_path", "manifest_path").alias("path"), "key", "scheme", "authority"
+        ).union(spark.createDataFrame(_keyed(side), keyed, verifySchema=False))
+        # per key: the forms it is referenced under and its distinct paths, in one shuffle
         forms = (
             references.groupBy("key")
             .agg(
                 F.collect_set(F.struct("scheme", "authority")).alias("forms"),
-                F.count("*").alias("n"),
+                F.countDistinct("path").alias("n"),
             )
             .cache()
         )

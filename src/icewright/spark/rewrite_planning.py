@@ -1,9 +1,10 @@
 """Rewrite (compaction) planning as a Spark job, for tables too big for one process.
 
-Executors plan the snapshot's data manifests (a share of :data:`MANIFESTS_PER_TASK`
-each, with the row filter and icewright's own planner), the candidates are grouped by
-partition in Spark and bin-packed there with the provider's rules
-(:class:`icewright.scan.compaction.CompactionRules`), so both paths give the same groups.
+Executors plan the snapshot's data manifests (a share of
+:data:`~icewright.spark.maintenance.MANIFESTS_PER_TASK` each, with the row filter and
+icewright's own planner), the candidates are grouped by partition in Spark and bin-packed
+there with the provider's rules (:class:`icewright.scan.compaction.CompactionRules`), so
+both paths give the same groups.
 """
 
 from __future__ import annotations

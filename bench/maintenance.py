@@ -17,11 +17,18 @@ procedure). icewright runs in a child process (table loading timed, as the proce
 load theirs), which reports its peak resident memory.
 
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/maintenance.py
-        [--files 100000] [--history 1000] [--orphans 1000] [--distributed]
+        [--files 100000] [--history 1000] [--orphans 1000] [--distributed] [--cluster]
 
 With ``--distributed`` a third identical table (``db.icd``) is expired and cleaned with
 ``distributed=True`` (the walks as Spark jobs on a local session started before the clock,
-as Java's is), and its times and ratios are printed next to the in-process path's.
+as Java's is), and its times and ratios are printed next to the in-process path's, with
+the number of Spark tasks the walks ran.
+
+With ``--cluster`` (implies ``--distributed``) a Spark standalone master and a 2-core
+worker start on 127.0.0.1 (the tests' ``standalone_cluster``), and two more identical
+tables are expired and cleaned there, one by an application with one executor of one
+core, one with two executors of one core each; their times, task counts and the speedup
+of two executors over one are printed.
 
 The last line reads ``maintenance: icewright/java=<worst ratio>``.
 """
@@ -39,9 +46,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import SCHEMA, peak_rss_mb, prepared_files, run_java
+from _common import REPO, SCHEMA, peak_rss_mb, prepared_files, run_java
+
+sys.path.insert(0, str(REPO))  # tests.actions.submit_support: the standalone cluster
 
 DAY_S = 86_400
+CLUSTER_CORES = (1, 2)
+"""Executor cores of the cluster runs (one executor of one core each)."""
 
 
 def build(warehouse: Path, name: str, files: int, history: int, orphans: int) -> None:
@@ -81,16 +92,51 @@ def build(warehouse: Path, name: str, files: int, history: int, orphans: int) ->
         os.utime(path, (ten_days_ago, ten_days_ago))
 
 
-def icewright_child(warehouse: Path, distributed: bool = False) -> dict[str, Any]:
+def spark_tasks(ui: str) -> tuple[int, int]:
+    """(tasks, stages) the application of the Spark UI ``ui`` has completed so far."""
+    import urllib.request
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(f"{ui}/api/v1/applications{path}", timeout=30) as r:
+            return json.loads(r.read())
+
+    time.sleep(1)  # the UI learns of finished tasks from the listener bus, a moment late
+    app = get("")[0]["id"]
+    stages = get(f"/{app}/stages?status=complete")
+    return sum(s["numCompleteTasks"] for s in stages), len(stages)
+
+
+def icewright_child(
+    warehouse: Path, name: str, distributed: bool = False, master: str | None = None, cores: int = 0
+) -> dict[str, Any]:
+    from tests.actions.submit_support import CLUSTER_CONF, free_port
+
     from icewright.actions import expire, remove_orphan_files
     from icewright.catalog import FileSystemCatalog
     from icewright.runners.local import LocalRunner
+    from icewright.spark.session import local_session
 
     catalog = FileSystemCatalog("bench", warehouse=str(warehouse))
-    name = "db.icd" if distributed else "db.ice"
     runner = LocalRunner()
+    ui = ""
     if distributed:
-        runner.spark.range(1).count()  # the session starts before the clock
+        port = free_port()
+        ui = f"http://127.0.0.1:{port}"
+        conf = {"spark.ui.enabled": "true", "spark.ui.port": str(port)}
+        if master is not None:
+            conf |= {
+                **CLUSTER_CONF,
+                "spark.master": master,
+                "spark.cores.max": str(cores),
+                "spark.executor.cores": "1",
+                "spark.sql.shuffle.partitions": "4",
+            }
+        spark = local_session(**conf)
+        runner = LocalRunner(spark)
+        spark.range(1).count()  # the session starts before the clock
+        if master is not None:  # and its executors have registered
+            spark.sparkContext.parallelize(range(cores * 4), cores * 4).count()
+    before = spark_tasks(ui) if ui else (0, 0)
     start = time.perf_counter()
     expired = expire(
         catalog.load_table(name),
@@ -100,6 +146,7 @@ def icewright_child(warehouse: Path, distributed: bool = False) -> dict[str, Any
         runner=runner,
     )
     expire_s = time.perf_counter() - start
+    after_expire = spark_tasks(ui) if ui else (0, 0)
     start = time.perf_counter()
     removed = remove_orphan_files(
         catalog.load_table(name),
@@ -108,15 +155,23 @@ def icewright_child(warehouse: Path, distributed: bool = False) -> dict[str, Any
         runner=runner,
     )
     orphans_s = time.perf_counter() - start
+    after_orphans = spark_tasks(ui) if ui else (0, 0)
     return {
         "expire": {
             "seconds": expire_s,
+            "tasks": after_expire[0] - before[0],
+            "stages": after_expire[1] - before[1],
             "snapshots": len(expired.expired_snapshot_ids),
             "data_files": expired.deleted_data_files,
             "manifests": expired.deleted_manifests,
             "manifest_lists": expired.deleted_manifest_lists,
         },
-        "orphans": {"seconds": orphans_s, "files": len(removed.orphan_paths)},
+        "orphans": {
+            "seconds": orphans_s,
+            "files": len(removed.orphan_paths),
+            "tasks": after_orphans[0] - after_expire[0],
+            "stages": after_orphans[1] - after_expire[1],
+        },
         "peak_rss_mb": peak_rss_mb(),
     }
 
@@ -147,11 +202,15 @@ def java_child(root: Path) -> dict[str, Any]:
     }
 
 
-def child(warehouse: Path, *, distributed: bool) -> dict[str, Any]:
+def child(
+    warehouse: Path, name: str, *, distributed: bool, master: str | None = None, cores: int = 0
+) -> dict[str, Any]:
     """icewright's run in a fresh process (its peak memory is its own)."""
-    command = [sys.executable, __file__, "--child", str(warehouse)]
+    command = [sys.executable, __file__, "--child", str(warehouse), "--table", name]
+    command += ["--distributed"] if distributed else []
+    command += ["--master", master, "--cores", str(cores)] if master else []
     done = subprocess.run(
-        command + (["--distributed"] if distributed else []),
+        command,
         capture_output=True,
         text=True,
         check=False,
@@ -168,22 +227,32 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=1000)
     parser.add_argument("--orphans", type=int, default=1000)
     parser.add_argument("--distributed", action="store_true")
+    parser.add_argument("--cluster", action="store_true")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--table", default="ice", help=argparse.SUPPRESS)
+    parser.add_argument("--master", help=argparse.SUPPRESS)
+    parser.add_argument("--cores", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(icewright_child(args.child, args.distributed)))
+        found = icewright_child(
+            args.child, f"db.{args.table}", args.distributed, args.master, args.cores
+        )
+        print(json.dumps(found))
         return
+    distributed = args.distributed or args.cluster
 
     root = Path(tempfile.mkdtemp(prefix="icewright-bench-maintenance-"))
     warehouse = root / "java" / "warehouse"  # the Java session's hadoop_cat warehouse
     start = time.perf_counter()
-    names = ("ice", "java", "icd") if args.distributed else ("ice", "java")
+    names = ["ice", "java"] + (["icd"] if distributed else [])
+    names += [f"ic{n}" for n in CLUSTER_CORES] if args.cluster else []
     for name in names:
         build(warehouse, name, args.files, args.history, args.orphans)
     print(f"built {len(names)} tables in {time.perf_counter() - start:.1f}s under {root}")
 
-    ours = child(warehouse, distributed=False)
-    spread = child(warehouse, distributed=True) if args.distributed else None
+    ours = child(warehouse, "ice", distributed=False)
+    spread = child(warehouse, "icd", distributed=True) if distributed else None
+    clustered = on_cluster(root, warehouse) if args.cluster else {}
     java = java_child(root)
 
     e, o = ours["expire"], ours["orphans"]
@@ -212,17 +281,56 @@ def main() -> None:
             f"to in-process {do['seconds'] / o['seconds']:.2f}); peak RSS of that process "
             f"{spread['peak_rss_mb']:.0f} MiB"
         )
-        same = (d["data_files"], d["manifests"], do["files"]) == (
-            e["data_files"],
-            e["manifests"],
-            o["files"],
+        print(
+            f"  Spark tasks (local): expire {d['tasks']} in {d['stages']} stages, "
+            f"remove orphans {do['tasks']} in {do['stages']} stages"
         )
-        if not same:
-            raise SystemExit("the distributed and in-process paths disagree")
+        for run in [spread, *clustered.values()]:
+            same = (run["expire"]["data_files"], run["expire"]["manifests"]) == (
+                e["data_files"],
+                e["manifests"],
+            )
+            if not same or run["orphans"]["files"] != o["files"]:
+                raise SystemExit("the distributed and in-process paths disagree")
+    if clustered:
+        report_cluster(clustered, java)
     if o["files"] != java["orphans"]["files"]:
         raise SystemExit("the engines disagree on the orphan count")
     worst = max(e["seconds"] / java["expire"]["seconds"], o["seconds"] / java["orphans"]["seconds"])
     print(f"maintenance: icewright/java={worst:.2f}")
+
+
+def on_cluster(root: Path, warehouse: Path) -> dict[int, dict[str, Any]]:
+    """The distributed runs on a standalone cluster of one 2-core worker, one application
+    per entry of :data:`CLUSTER_CORES` (by executor cores)."""
+    from tests.actions.submit_support import standalone_cluster
+
+    runs: dict[int, dict[str, Any]] = {}
+    with standalone_cluster(root / "cluster", cores=max(CLUSTER_CORES), memory="3g") as cluster:
+        for cores in CLUSTER_CORES:
+            runs[cores] = child(
+                warehouse, f"ic{cores}", distributed=True, master=cluster.master_url, cores=cores
+            )
+    return runs
+
+
+def report_cluster(runs: dict[int, dict[str, Any]], java: dict[str, Any]) -> None:
+    """The cluster runs' times, tasks and the speedup of the most executors over one."""
+    for cores, run in runs.items():
+        d, do = run["expire"], run["orphans"]
+        print(
+            f"standalone cluster, {cores} executor(s) of 1 core: expire {d['seconds']:.2f}s "
+            f"({d['tasks']} Spark tasks in {d['stages']} stages; ratio to java "
+            f"{d['seconds'] / java['expire']['seconds']:.2f}); remove orphans "
+            f"{do['seconds']:.2f}s ({do['tasks']} tasks in {do['stages']} stages; ratio to "
+            f"java {do['seconds'] / java['orphans']['seconds']:.2f})"
+        )
+    one, most = runs[min(runs)], runs[max(runs)]
+    print(
+        f"cluster speedup, {max(runs)} executors over 1: expire "
+        f"{one['expire']['seconds'] / most['expire']['seconds']:.2f}x, remove orphans "
+        f"{one['orphans']['seconds'] / most['orphans']['seconds']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

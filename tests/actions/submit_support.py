@@ -82,8 +82,9 @@ CLUSTER_CONF = {
 
 
 @contextmanager
-def standalone_cluster(folder: Path) -> Iterator[Cluster]:
-    """Start a master and one worker (1 core, 1g) on 127.0.0.1; stop both at the end."""
+def standalone_cluster(folder: Path, *, cores: int = 1, memory: str = "1g") -> Iterator[Cluster]:
+    """Start a master and one worker (``cores`` cores, ``memory`` for its executors) on
+    127.0.0.1; stop both at the end."""
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
     port, ui, worker_ui = free_port(), free_port(), free_port()
@@ -104,8 +105,8 @@ def standalone_cluster(folder: Path) -> Iterator[Cluster]:
             [
                 "org.apache.spark.deploy.worker.Worker", url,
                 "--host", "127.0.0.1",
-                "--cores", "1",
-                "--memory", "1g",
+                "--cores", str(cores),
+                "--memory", memory,
                 "--webui-port", str(worker_ui),
                 "--work-dir", str(folder / "work"),
             ],

@@ -211,6 +211,7 @@ def test_job_documents_carry_the_answers(catalog: SqlCatalog, spark: Any) -> Non
     their JSON answers read back as the local walks' answers."""
     from icewright.commit.orphans import OrphanSearch, find_orphans
     from icewright.expressions import sql_filter
+    from icewright.io.file_keys import describe_conflict
     from icewright.runners.job import run_job
     from icewright.runners.maintenance import found_orphans, groups_from_json, orphan_references
     from icewright.spark.job_spec import expression_to_json, io_to_json
@@ -219,20 +220,25 @@ def test_job_documents_carry_the_answers(catalog: SqlCatalog, spark: Any) -> Non
     metadata = table.metadata
     search = OrphanSearch(metadata, table.metadata_location, table.location, 10**15, "/nowhere/")
     common = {"metadata": metadata.to_dict(), "io": io_to_json(table.io)}
+    orphan = f"{table.location}/stray/orphan.txt"
+    local = find_orphans(table.io, search)
+    assert orphan in local.orphans and not local.conflicts
     status, answer = run_job(
         spark,
         {
             **common,
             "kind": "orphan-files",
-            "references": orphan_references(search),
+            # one orphan referenced under another authority only: a conflict, not an orphan
+            "references": [*orphan_references(search), f"file://elsewhere{orphan}"],
             "root": search.root,
             "cutoff-ms": search.cutoff_ms,
             "skip-prefix": search.skip_prefix,
         },
     )
     assert status == "ok"
-    assert answer["tasks"] >= 10  # 41 manifest lists and 40 manifests, 8 a task
-    assert sorted(found_orphans(answer).orphans) == sorted(find_orphans(table.io, search).orphans)
+    assert answer["tasks"] >= 6  # 41 manifest lists, 8 a task; 40 manifests, 2 tasks a core
+    assert answer["conflicts"] == [describe_conflict(orphan, [("file", "elsewhere")])]
+    assert sorted(found_orphans(answer).orphans) == sorted(set(local.orphans) - {orphan})
     current = metadata.current_snapshot()
     assert current is not None
     status, answer = run_job(
@@ -298,3 +304,24 @@ def test_distributed_orphans_match_iceberg_java(
         runner=LocalRunner(spark),
     )
     assert {file_key(p).path for p in ours.orphan_paths} == java == {str(p) for p in planted}
+
+
+def test_distributed_orphans_refuse_like_local(catalog: SqlCatalog, spark: Any) -> None:
+    """A manifest that cannot be read stops both orphan searches with the same message:
+    its files would look unreferenced."""
+    from icewright.manifest.manifest_list import read_manifest_list
+
+    table = build(catalog, "db.t")
+    current = table.metadata.current_snapshot()
+    assert current is not None and current.manifest_list is not None
+    listed = read_manifest_list(table.io.read(current.manifest_list), current.manifest_list)
+    os.remove(listed[0].manifest_path)
+    day_ago = int(time.time() * 1000) - 86_400_000
+    messages = []
+    for distributed in (False, True):
+        with pytest.raises(ValidationError, match="cannot list every file") as raised:
+            remove_orphan_files(
+                table, older_than=day_ago, distributed=distributed, runner=LocalRunner(spark)
+            )
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and listed[0].manifest_path in messages[1]

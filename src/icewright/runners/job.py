@@ -161,7 +161,7 @@ def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dic
     from icewright.expressions import ALWAYS_TRUE
     from icewright.runners.maintenance import groups_to_json
     from icewright.scan.compaction import CompactionRules
-    from icewright.spark import maintenance
+    from icewright.spark import maintenance, rewrite_planning
     from icewright.spark.job_spec import expression_from_json, io_from_json
     from icewright.spec.snapshots import Snapshot
 
@@ -188,7 +188,7 @@ def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dic
     rules = CompactionRules(
         int(spec["target-file-size"]), int(spec["min-input-files"]), metadata.default_spec_id
     )
-    groups = maintenance.rewrite_groups(
+    groups = rewrite_planning.rewrite_groups(
         spark,
         metadata,
         io,

@@ -181,13 +181,13 @@ class LocalRunner:
         rules: CompactionRules,
     ) -> list[RewriteGroup]:
         """See :meth:`Runner.plan_rewrite`."""
-        from icewright.spark import maintenance
+        from icewright.spark import rewrite_planning
 
         snapshot = metadata.snapshot_by_id(snapshot_id)
         if snapshot is None:
             raise ValidationError(f"the table has no snapshot {snapshot_id} to plan a rewrite of")
         with self._job_group("rewrite-plan"):
-            return maintenance.rewrite_groups(
+            return rewrite_planning.rewrite_groups(
                 self.spark, metadata, io, snapshot, row_filter=where, rules=rules
             )
 

@@ -7,7 +7,7 @@ decreasing into groups of at most 100 GiB, and a group is rewritten when it has
 ``min_input_files`` files, or more than one file and more than a target file's worth of
 data, or a file too large, or files of an older spec. The provider plans with these
 (:func:`icewright.actions.rewrite.plan_groups`) and so do Spark executors for big tables
-(:mod:`icewright.spark.maintenance`), so both give the same groups.
+(:mod:`icewright.spark.rewrite_planning`), so both give the same groups.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """Maintenance planning as Spark jobs, for tables too big for one process.
 
-Three walks over a table's metadata run here instead of in the provider when a table is
-big (:mod:`icewright.actions.maintenance` chooses): the files only expired snapshots
-reach (expire), the files under a location that nothing references (orphans), and the
-file groups a compaction rewrites (rewrite planning). In each, executors read the manifest
-lists and manifests (a task per group of :data:`MANIFESTS_PER_TASK`, with icewright's own
-readers), Spark joins and subtracts the path sets, and only the answer comes back: the
-paths to delete, the orphan paths, the file groups. Nothing here commits or deletes; the
-provider does both (:mod:`icewright.commit.expire`, :mod:`icewright.commit.orphans`,
-:mod:`icewright.actions.rewrite`) with the answer.
+Three walks over a table's metadata run as Spark jobs instead of in the provider when a
+table is big (:mod:`icewright.actions.maintenance` chooses): the files only expired
+snapshots reach (expire, here), the files under a location that nothing references
+(orphans, here), and the file groups a compaction rewrites
+(:mod:`icewright.spark.rewrite_planning`). In each, executors read the manifest lists
+(runs of consecutive lists a task, each manifest sent once a task) and manifests (a task
+per group of :data:`MANIFESTS_PER_TASK`), with icewright's own readers, and hand their
+rows to Spark as Arrow batches; Spark joins and subtracts the path sets, and only the
+answer comes back: the paths to delete, the orphan paths, the file groups. Nothing here
+commits or deletes; the provider does both (:mod:`icewright.commit.expire`,
+:mod:`icewright.commit.orphans`, :mod:`icewright.actions.rewrite`) with the answer.
 
 The decisions are those of the provider's walks, file for file: a manifest is unreachable
 when no retained snapshot lists it; a content file when it is live in an unreachable
@@ -29,33 +31,26 @@ import math
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - Spark's idiom
 from pyspark.sql import types as T  # noqa: N812 - Spark's idiom
 
 from icewright.errors import ValidationError
-from icewright.expressions import ALWAYS_TRUE, Expression
 from icewright.io.base import FileIO
 from icewright.io.file_keys import describe_conflict, file_key, key_matches
 from icewright.io.secrets import secret_properties
-from icewright.manifest.data_file import FileContent, ManifestContent, ManifestFile
+from icewright.manifest.data_file import FileContent, ManifestFile
 from icewright.manifest.live_paths import expired_manifest_lists, inline_manifests, live_paths
-from icewright.manifest.manifest_list import ManifestListReader, read_manifest_list
-from icewright.scan.compaction import CompactionRules
-from icewright.scan.planner import iter_snapshot_tasks
-from icewright.scan.tasks import FileScanTask
+from icewright.manifest.manifest_list import ManifestListReader
 from icewright.spark.job_spec import (
-    PartitionTypes,
-    expression_from_json,
-    expression_to_json,
     io_from_json,
     io_to_json,
-    partition_types,
-    scan_task_from_json,
-    scan_task_to_json,
 )
+from icewright.spark.session import map_in_arrow
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
@@ -63,12 +58,17 @@ __all__ = [
     "MANIFESTS_PER_TASK",
     "ExecutorIO",
     "find_orphans",
-    "rewrite_groups",
+    "slices",
     "unreachable_files",
 ]
 
 MANIFESTS_PER_TASK = 8
-"""Manifest lists or manifests one Spark task reads."""
+"""Manifests one Spark task reads at most (and manifest lists, up to four tasks per core)."""
+
+ENTRIES_PER_TASK = 10_000
+"""Manifest entries a task that reads manifests is given at least, by the counts their
+manifest-list records declare, while every core gets two tasks: tasks of a few tiny
+manifests each cost more to start than to run."""
 
 _EXPIRED, _RETAINED = "expired", "retained"
 _SHOWN_PROBLEMS = 5
@@ -101,7 +101,8 @@ class ExecutorIO:
 _IOS: dict[str, FileIO] = {}
 
 
-def _slices(count: int) -> int:
+def slices(count: int) -> int:
+    """Tasks that read ``count`` manifests, :data:`MANIFESTS_PER_TASK` a task."""
     return max(1, math.ceil(count / MANIFESTS_PER_TASK))
 
 
@@ -110,122 +111,200 @@ def _text(exc: BaseException) -> str:
 
 
 # --- executor functions ------------------------------------------------------------------
+#
+# Executors hand their rows to Spark as Arrow batches (:func:`map_in_arrow`), not as
+# pickled rows converted one by one in the JVM: the manifest and file stages move hundreds
+# of thousands of rows.
+
+_BATCH_ROWS = 8192
+
+_LIST_COLUMNS: tuple[tuple[str, T.DataType, pa.DataType], ...] = (
+    ("role", T.StringType(), pa.string()),
+    ("snapshot_id", T.LongType(), pa.int64()),
+    ("error", T.StringType(), pa.string()),
+    ("manifest_path", T.StringType(), pa.string()),
+    ("manifest", T.BinaryType(), pa.binary()),
+    ("live", T.BooleanType(), pa.bool_()),
+    ("entries", T.LongType(), pa.int64()),
+)
+_LIVE_COLUMNS: tuple[tuple[str, T.DataType, pa.DataType], ...] = (
+    ("manifest_path", T.StringType(), pa.string()),
+    ("error", T.StringType(), pa.string()),
+    ("file_path", T.StringType(), pa.string()),
+    ("content", T.IntegerType(), pa.int32()),
+)
+_KEY_COLUMNS: tuple[tuple[str, T.DataType, pa.DataType], ...] = (
+    ("key", T.StringType(), pa.string()),
+    ("scheme", T.StringType(), pa.string()),
+    ("authority", T.StringType(), pa.string()),
+)
+
+
+def _spark_schema(columns: Sequence[tuple[str, T.DataType, pa.DataType]]) -> T.StructType:
+    return T.StructType([T.StructField(name, kind) for name, kind, _ in columns])
+
+
+def _arrow_schema(columns: Sequence[tuple[str, T.DataType, pa.DataType]]) -> pa.Schema:
+    return pa.schema([(name, kind) for name, _, kind in columns])
+
+
+def _batched(rows: Iterable[tuple[Any, ...]], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """``rows`` as Arrow record batches of ``schema``."""
+    chunk: list[tuple[Any, ...]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= _BATCH_ROWS:
+            yield _batch(chunk, schema)
+            chunk = []
+    if chunk:
+        yield _batch(chunk, schema)
+
+
+def _batch(rows: Sequence[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
+    columns = list(zip(*rows, strict=True))
+    arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _unbatched(batches: Iterable[pa.RecordBatch], *names: str) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``batches`` as tuples of the columns ``names``."""
+    for batch in batches:
+        yield from zip(*(batch.column(n).to_pylist() for n in names), strict=True)
 
 
 def _list_rows(
-    io: ExecutorIO, items: Iterable[tuple[str, Snapshot]]
-) -> Iterator[tuple[str, int, str | None, str | None, bytes | None, bool]]:
-    """Each manifest of each snapshot: (role, snapshot id, error, path, record, may hold
-    live files); a list that cannot be read gives one row with its error."""
+    io: ExecutorIO, items: Iterable[tuple[str, bytes]]
+) -> Iterator[tuple[str, int, str | None, str | None, bytes | None, bool, int | None]]:
+    """Each manifest of the task's snapshots, once per role: (role, snapshot id, error,
+    path, record, may hold live files, entries); a list that cannot be read gives one row
+    with its error. A list repeats most of its parent's records, so a task that reads a run of
+    consecutive lists sends each manifest once, not once per list."""
     reader = ManifestListReader()  # a list repeats its parent's records: decoded once
     file_io = io.get()
-    for role, snapshot in items:
+    seen: set[tuple[str, str]] = set()
+    for role, blob in items:
+        snapshot: Snapshot = pickle.loads(blob)
         try:
             if snapshot.manifest_list is None:
                 listed: Sequence[ManifestFile] = inline_manifests(snapshot)
             else:
                 listed = reader.read(file_io.read(snapshot.manifest_list), snapshot.manifest_list)
         except Exception as exc:  # reported per snapshot, as the provider's walk does
-            yield role, snapshot.snapshot_id, _text(exc), None, None, False
+            yield role, snapshot.snapshot_id, _text(exc), None, None, False, None
             continue
         for m in listed:
+            if (role, m.manifest_path) in seen:
+                continue
+            seen.add((role, m.manifest_path))
             live = m.has_added_files() or m.has_existing_files()
-            yield role, snapshot.snapshot_id, None, m.manifest_path, pickle.dumps(m), live
+            counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count)
+            entries = None if None in counts else sum(c or 0 for c in counts)
+            record = pickle.dumps(m)
+            yield role, snapshot.snapshot_id, None, m.manifest_path, record, live, entries
+
+
+def _read_lists(io: ExecutorIO, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    rows = _list_rows(io, _unbatched(batches, "role", "snapshot"))
+    return _batched(rows, _arrow_schema(_LIST_COLUMNS))
 
 
 def _live_rows(
-    io: ExecutorIO, rows: Iterable[Any]
-) -> Iterator[tuple[str, str | None, str | None, int | None]]:
+    io: ExecutorIO, rows: Iterable[tuple[bytes]], keyed: bool
+) -> Iterator[tuple[Any, ...]]:
     """(manifest path, error, file path, content) per live entry, and one row with no
-    file for every manifest read (so that a manifest without live entries is seen)."""
+    file for every manifest read (so that a manifest without live entries is seen).
+    ``keyed`` adds the :func:`~icewright.io.file_keys.file_key` of the file (on a
+    manifest's own row: of the manifest)."""
     file_io = io.get()
-    for row in rows:
-        manifest: ManifestFile = pickle.loads(row["manifest"])
+    for (blob,) in rows:
+        manifest: ManifestFile = pickle.loads(blob)
+        path = manifest.manifest_path
         try:
-            found = live_paths(file_io.read(manifest.manifest_path), manifest)
+            found = live_paths(file_io.read(path), manifest)
         except Exception as exc:  # reported per manifest
-            yield manifest.manifest_path, _text(exc), None, None
+            yield (path, _text(exc), None, None, *((None,) * 3 if keyed else ()))
             continue
-        yield manifest.manifest_path, None, None, None
-        for path, content in found:
-            yield manifest.manifest_path, None, path, int(content)
-
-
-def _keyed_listing(
-    rows: Iterable[tuple[str, int]],
-) -> Iterator[tuple[str, int, str, str | None, str | None]]:
-    for path, modified in rows:
-        key = file_key(path)
-        yield path, modified, key.path, key.scheme, key.authority
-
-
-def _keyed_references(rows: Iterable[Any]) -> Iterator[tuple[str, str | None, str | None]]:
-    for row in rows:
-        key = file_key(row[0])
-        yield key.path, key.scheme, key.authority
-
-
-def _conflict_check(rows: Iterable[Any]) -> Iterator[tuple[str, int, bool, bool, str | None]]:
-    """Per listed file: (path, modified ms, skipped, referenced, conflict text when
-    referenced only under another scheme or authority)."""
-    for row in rows:
-        path, modified, skip = row["path"], row["modified_ms"], row["skip"]
-        forms = {(f["scheme"], f["authority"]) for f in row["forms"] or () if f is not None}
-        if not forms:
-            yield path, modified, skip, False, None
+        if not keyed:
+            yield path, None, None, None
+            for file_path, content in found:
+                yield path, None, file_path, int(content)
             continue
         key = file_key(path)
-        if any(key_matches(form, key) for form in forms):
-            yield path, modified, skip, True, None
-        else:
-            yield path, modified, skip, True, describe_conflict(path, forms)
+        yield path, None, None, None, key.path, key.scheme, key.authority
+        for file_path, content in found:
+            key = file_key(file_path)
+            yield path, None, file_path, int(content), key.path, key.scheme, key.authority
+
+
+def _read_manifests(
+    io: ExecutorIO, keyed: bool, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    columns = (*_LIVE_COLUMNS, *_KEY_COLUMNS) if keyed else _LIVE_COLUMNS
+    rows = _live_rows(io, _unbatched(batches, "manifest"), keyed)
+    return _batched(rows, _arrow_schema(columns))
+
+
+def _conflict_check(rows: Iterable[Any]) -> Iterator[tuple[str]]:
+    """The conflict text of each listed file referenced only under forms other than its
+    own that :func:`~icewright.io.file_keys.key_matches` does not accept either."""
+    for row in rows:
+        path = row["path"]
+        forms = {(f["scheme"], f["authority"]) for f in row["forms"] if f is not None}
+        key = file_key(path)
+        if not any(key_matches(form, key) for form in forms):
+            yield (describe_conflict(path, forms),)
 
 
 # --- shared stages -----------------------------------------------------------------------
 
 
+def _list_slices(spark: SparkSession, count: int) -> int:
+    """Tasks that read ``count`` manifest lists: :data:`MANIFESTS_PER_TASK` a task, but
+    at most four per core, since each task sends the manifests of its run of lists once
+    and more tasks send them more often."""
+    return max(1, min(slices(count), 4 * spark.sparkContext.defaultParallelism))
+
+
 def _manifest_frame(
     spark: SparkSession, io: ExecutorIO, roles: Sequence[tuple[str, Sequence[Snapshot]]]
-) -> DataFrame:
-    """Every manifest of every snapshot (by role), read by executors from the lists."""
+) -> tuple[DataFrame, int]:
+    """Every manifest of every snapshot (by role), read by executors from the lists, and
+    the number of tasks that read them."""
 
     items = [
-        (role, s)
+        (role, pickle.dumps(s))
         for role, snapshots in roles
         for s in sorted(
             {s.snapshot_id: s for s in snapshots}.values(),
             key=lambda s: (s.sequence_number, s.timestamp_ms),
         )
     ]
-    schema = T.StructType(
-        [
-            T.StructField("role", T.StringType()),
-            T.StructField("snapshot_id", T.LongType()),
-            T.StructField("error", T.StringType()),
-            T.StructField("manifest_path", T.StringType()),
-            T.StructField("manifest", T.BinaryType()),
-            T.StructField("live", T.BooleanType()),
-        ]
-    )
+    schema = _spark_schema(_LIST_COLUMNS)
     if not items:
-        return spark.createDataFrame([], schema)
-    rdd = spark.sparkContext.parallelize(items, _slices(len(items)))
-    return spark.createDataFrame(rdd.mapPartitions(lambda it: _list_rows(io, it)), schema)
+        return spark.createDataFrame([], schema), 0
+    tasks = _list_slices(spark, len(items))
+    # parallelize keeps runs of consecutive snapshots together: parents before children
+    rdd = spark.sparkContext.parallelize(items, tasks)
+    snapshots = spark.createDataFrame(rdd, "role string, snapshot binary", verifySchema=False)
+    return map_in_arrow(snapshots, partial(_read_lists, io), schema), tasks
 
 
-def _live_frame(spark: SparkSession, io: ExecutorIO, manifests: DataFrame, count: int) -> DataFrame:
-    """The live entries of ``manifests`` (one row per distinct path), read by executors."""
-
-    schema = T.StructType(
-        [
-            T.StructField("manifest_path", T.StringType()),
-            T.StructField("error", T.StringType()),
-            T.StructField("file_path", T.StringType()),
-            T.StructField("content", T.IntegerType()),
-        ]
-    )
-    spread = manifests.repartition(_slices(count), "manifest_path")
-    return spark.createDataFrame(spread.rdd.mapPartitions(lambda it: _live_rows(io, it)), schema)
+def _live_frame(
+    spark: SparkSession, io: ExecutorIO, manifests: DataFrame, *, keyed: bool = False
+) -> tuple[DataFrame, int, int]:
+    """The live entries of ``manifests`` (distinct ones), read by executors, the number
+    of manifests and the number of tasks that read them."""
+    row = manifests.agg(
+        F.count("*").alias("n"),
+        F.sum(F.coalesce("entries", F.lit(ENTRIES_PER_TASK // MANIFESTS_PER_TASK))).alias("e"),
+    ).collect()[0]
+    count, entries = int(row["n"]), int(row["e"] or 0)
+    wanted = max(math.ceil(entries / ENTRIES_PER_TASK), 2 * spark.sparkContext.defaultParallelism)
+    tasks = max(1, min(slices(count), wanted))
+    spread = manifests.select("manifest_path", "manifest").repartition(tasks, "manifest_path")
+    columns = (*_LIVE_COLUMNS, *_KEY_COLUMNS) if keyed else _LIVE_COLUMNS
+    frame = map_in_arrow(spread, partial(_read_manifests, io, keyed), _spark_schema(columns))
+    return frame, count, tasks
 
 
 def _stream(frame: DataFrame) -> Iterator[Any]:
@@ -233,19 +312,17 @@ def _stream(frame: DataFrame) -> Iterator[Any]:
     yield from frame.toLocalIterator(prefetchPartitions=True)
 
 
-def _manifest_counts(lists: DataFrame) -> dict[str, tuple[int, int, int]]:
-    """Per role: (lists that failed, distinct manifests, distinct manifests that may hold
-    live files), in one Spark job."""
+def _manifest_counts(lists: DataFrame) -> dict[str, tuple[int, int]]:
+    """Per role: (lists that failed, distinct manifests), in one Spark job."""
     rows = (
         lists.groupBy("role")
         .agg(
             F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
             F.countDistinct("manifest_path").alias("manifests"),
-            F.countDistinct(F.when(F.col("live"), F.col("manifest_path"))).alias("live"),
         )
         .collect()
     )
-    return {r["role"]: (int(r["failed"] or 0), int(r["manifests"]), int(r["live"])) for r in rows}
+    return {r["role"]: (int(r["failed"] or 0), int(r["manifests"])) for r in rows}
 
 
 # --- expire --------------------------------------------------------------------------------
@@ -262,9 +339,10 @@ def unreachable_files(
     ``delete_files`` (sorted path lists), ``errors``, ``data_files_skipped`` and
     ``tasks`` (how many tasks read manifest lists and manifests)."""
     eio = ExecutorIO.of(io)
-    lists = _manifest_frame(spark, eio, [(_EXPIRED, expired), (_RETAINED, retained)]).cache()
+    frame, tasks = _manifest_frame(spark, eio, [(_EXPIRED, expired), (_RETAINED, retained)])
+    lists = frame.cache()
     try:
-        return _unreachable(spark, eio, lists, expired=expired, retained=retained)
+        return _unreachable(spark, eio, lists, tasks, expired=expired, retained=retained)
     finally:
         lists.unpersist()
 
@@ -273,14 +351,15 @@ def _unreachable(
     spark: SparkSession,
     eio: ExecutorIO,
     lists: DataFrame,
+    tasks: int,
     *,
     expired: Sequence[Snapshot],
     retained: Sequence[Snapshot],
 ) -> dict[str, Any]:
     by_id = {s.snapshot_id: s for s in (*expired, *retained)}
     counts = _manifest_counts(lists)
-    failed_expired, expired_manifests, _ = counts.get(_EXPIRED, (0, 0, 0))
-    failed_retained, _, retained_live = counts.get(_RETAINED, (0, 0, 0))
+    failed_expired, expired_manifests = counts.get(_EXPIRED, (0, 0))
+    failed_retained = counts.get(_RETAINED, (0, 0))[0]
     failures: list[tuple[str, int, str]] = []
     if failed_expired or failed_retained:
         failed = lists.filter(F.col("error").isNotNull()).select("role", "snapshot_id", "error")
@@ -292,7 +371,6 @@ def _unreachable(
     ]
     unreadable = {sid for role, sid, _ in failures if role == _EXPIRED}
     manifest_lists = expired_manifest_lists(expired, retained, unreadable)
-    tasks = _slices(len(expired) + len(retained))
     result: dict[str, Any] = {
         "manifest_lists": manifest_lists,
         "manifests": [],
@@ -320,7 +398,10 @@ def _unreachable(
     candidates = ok.filter(F.col("role") == _EXPIRED).dropDuplicates(["manifest_path"])
     kept = ok.filter(F.col("role") == _RETAINED).dropDuplicates(["manifest_path"])
     deletable = candidates.join(kept.select("manifest_path"), "manifest_path", "left_anti")
-    content = _live_frame(spark, eio, deletable, expired_manifests).cache()
+    frame, count, reading = _live_frame(spark, eio, deletable)
+    if count == 0:
+        return result
+    content = frame.cache()
     still: DataFrame | None = None
     try:
         # One row per deletable manifest: read (no file) or not (an error); few, collected.
@@ -338,8 +419,9 @@ def _unreachable(
             .groupBy("file_path")
             .agg(F.min("content").alias("content"))
         )
-        result["tasks"] = tasks + _slices(expired_manifests) + _slices(retained_live)
-        still = _live_frame(spark, eio, kept.filter(F.col("live")), retained_live).cache()
+        frame, _, kept_reading = _live_frame(spark, eio, kept.filter(F.col("live")))
+        result["tasks"] = tasks + reading + kept_reading
+        still = frame.cache()
         bad = still.filter(F.col("error").isNotNull()).collect()
         if bad:
             errors += [
@@ -393,18 +475,20 @@ def find_orphans(
     :class:`~icewright.errors.ValidationError` when a reference cannot be read.
     """
     eio = ExecutorIO.of(io)
-    lists = _manifest_frame(spark, eio, [("all", metadata.snapshots)]).cache()
+    frame, list_tasks = _manifest_frame(spark, eio, [("all", metadata.snapshots)])
+    lists = frame.cache()
     cached: list[DataFrame] = [lists]
     try:
-        failed, count, _ = _manifest_counts(lists).get("all", (0, 0, 0))
+        failed = lists.filter(F.col("error").isNotNull()).collect()
         manifests = lists.filter(F.col("error").isNull()).dropDuplicates(["manifest_path"])
-        content = _live_frame(spark, eio, manifests, count).cache()
+        frame, _, reading = _live_frame(spark, eio, manifests, keyed=True)
+        content = frame.cache()
         cached.append(content)
         by_id = {s.snapshot_id: s for s in metadata.snapshots}
         problems = [
             f"cannot read the manifest list of snapshot {_named(by_id[r['snapshot_id']])}: "
             f"{r['error']}"
-            for r in (lists.filter(F.col("error").isNotNull()).collect() if failed else ())
+            for r in failed
         ]
         problems += [
             f"cannot read manifest {r['manifest_path']}: {r['error']}"
@@ -418,52 +502,61 @@ def find_orphans(
                 f"{shown}{f'; and {more} more' if more > 0 else ''}. Nothing was deleted; fix "
                 "or restore those files first"
             )
-        one = T.StructType([T.StructField("path", T.StringType())])
-        side = [(p,) for s in metadata.snapshots if (p := s.manifest_list)]
-        side += [(p,) for p in extra_references]
-        references = (
-            content.filter(F.col("file_path").isNotNull())
-            .select(F.col("file_path").alias("path"))
-            .union(manifests.select(F.col("manifest_path").alias("path")))
-            .union(spark.createDataFrame(side, one))
-            .distinct()
+        keyed = "path string, key string, scheme string, authority string"
+        side = {p for s in metadata.snapshots if (p := s.manifest_list)}
+        side.update(extra_references)
+        # a manifest's own row (no file) carries the manifest's key
+        references = content.select(
+            F.coalesce("file_path", "manifest_path").alias("path"), "key", "scheme", "authority"
+        ).union(spark.createDataFrame(_keyed(side), keyed, verifySchema=False))
+        # per key: the forms it is referenced under and its distinct paths, in one shuffle
+        forms = (
+            references.groupBy("key")
+            .agg(
+                F.collect_set(F.struct("scheme", "authority")).alias("forms"),
+                F.countDistinct("path").alias("n"),
+            )
+            .cache()
         )
-        keyed_refs = spark.createDataFrame(
-            references.rdd.mapPartitions(_keyed_references),
-            "key string, scheme string, authority string",
+        cached.append(forms)
+        joined = (
+            _listing(spark, io, root)
+            .join(forms.select("key", "forms"), "key", "left")
+            .select(
+                "path",
+                "modified_ms",
+                "scheme",
+                "authority",
+                "forms",
+                F.col("key").startswith(skip_prefix).alias("skip"),
+            )
+            .cache()
         )
-        forms = keyed_refs.groupBy("key").agg(
-            F.collect_set(F.struct("scheme", "authority")).alias("forms"),
-            F.count("*").alias("n"),
+        cached.append(joined)
+        # A file referenced under its own (scheme, authority) matches; any other form is
+        # compared by key_matches, in Python.
+        exact = F.exists(
+            "forms",
+            lambda f: (
+                f["scheme"].eqNullSafe(F.col("scheme"))
+                & f["authority"].eqNullSafe(F.col("authority"))
+            ),
         )
-        keyed = spark.createDataFrame(
-            _listing(spark, io, root).rdd.mapPartitions(_keyed_listing),
-            "path string, modified_ms long, key string, scheme string, authority string",
-        )
-        joined = keyed.join(forms.select("key", "forms"), "key", "left").select(
-            "path", "modified_ms", "forms", F.col("key").startswith(skip_prefix).alias("skip")
-        )
-        checked = spark.createDataFrame(
-            joined.rdd.mapPartitions(_conflict_check),
-            "path string, modified_ms long, skip boolean, referenced boolean, conflict string",
-        ).cache()
-        cached.append(checked)
-        unreferenced = checked.filter(~F.col("skip") & ~F.col("referenced"))
+        unsure = F.col("forms").isNotNull() & ~F.col("skip") & ~exact
+        unreferenced = joined.filter(~F.col("skip") & F.col("forms").isNull())
         new = F.col("modified_ms") >= cutoff_ms
-        stats = checked.agg(
+        stats = joined.agg(
             F.count("*").alias("listed"),
-            F.sum((~F.col("skip") & ~F.col("referenced") & new).cast("int")).alias("too_new"),
-            F.sum((~F.col("skip") & F.col("conflict").isNotNull()).cast("int")).alias("conflicts"),
+            F.sum((~F.col("skip") & F.col("forms").isNull() & new).cast("int")).alias("too_new"),
+            F.sum(unsure.cast("int")).alias("unsure"),
         ).collect()[0]
         conflicts: list[str] = []
-        if stats["conflicts"]:
-            conflicts = sorted(
-                r[0]
-                for r in checked.filter(~F.col("skip") & F.col("conflict").isNotNull())
-                .select("conflict")
-                .limit(_SHOWN_PROBLEMS * 20)
-                .collect()
+        if stats["unsure"]:
+            checked = spark.createDataFrame(
+                joined.filter(unsure).select("path", "forms").rdd.mapPartitions(_conflict_check),
+                "conflict string",
             )
+            conflicts = sorted(r[0] for r in checked.limit(_SHOWN_PROBLEMS * 20).collect())
         referenced = forms.agg(F.sum("n")).collect()[0][0] or 0
         return {
             "orphans": sorted(r["path"] for r in _stream(unreferenced.filter(~new).select("path"))),
@@ -471,33 +564,37 @@ def find_orphans(
             "referenced": int(referenced),
             "too_new": int(stats["too_new"] or 0),
             "conflicts": conflicts,
-            "tasks": _slices(len(metadata.snapshots)) + _slices(count),
+            "tasks": list_tasks + reading,
         }
     finally:
         for frame in cached:
             frame.unpersist()
 
 
+def _keyed(paths: Iterable[str]) -> list[tuple[str, str, str | None, str | None]]:
+    return [(p, (k := file_key(p)).path, k.scheme, k.authority) for p in paths]
+
+
 _LIST_CHUNK = 50_000
 
 
 def _listing(spark: SparkSession, io: FileIO, root: str) -> DataFrame:
-    """The files under ``root`` (path, modified ms), listed here once, handed to Spark in
-    chunks so that the whole listing is never one Python list."""
+    """The files under ``root`` (path, modified ms, and the path's key, scheme and
+    authority), listed here once, handed to Spark in chunks so that the whole listing is
+    never one Python list."""
 
-    schema = T.StructType(
-        [T.StructField("path", T.StringType()), T.StructField("modified_ms", T.LongType())]
-    )
+    schema = "path string, modified_ms long, key string, scheme string, authority string"
     frame: DataFrame | None = None
-    chunk: list[tuple[str, int]] = []
+    chunk: list[tuple[str, int, str, str | None, str | None]] = []
 
-    def add(rows: list[tuple[str, int]]) -> None:
+    def add(rows: list[tuple[str, int, str, str | None, str | None]]) -> None:
         nonlocal frame
-        part = spark.createDataFrame(rows, schema)
+        part = spark.createDataFrame(rows, schema, verifySchema=False)
         frame = part if frame is None else frame.union(part)
 
     for info in io.list_prefix(root):
-        chunk.append((info.path, info.modified_ms))
+        key = file_key(info.path)
+        chunk.append((info.path, info.modified_ms, key.path, key.scheme, key.authority))
         if len(chunk) >= _LIST_CHUNK:
             add(chunk)
             chunk = []
@@ -505,125 +602,3 @@ def _listing(spark: SparkSession, io: FileIO, root: str) -> DataFrame:
         add(chunk)
     assert frame is not None
     return frame
-
-
-# --- rewrite planning ----------------------------------------------------------------------
-
-
-class _Table:
-    """The table as executors see it: its metadata as JSON text, parsed once per Python
-    worker (metadata objects are not pickled: they are immutable by ``__setattr__``)."""
-
-    def __init__(self, metadata: TableMetadata) -> None:
-        self.text = json.dumps(metadata.to_dict())
-        self.key = hashlib.sha256(self.text.encode()).hexdigest()
-
-    def get(self) -> tuple[TableMetadata, PartitionTypes]:
-        found = _TABLES.get(self.key)
-        if found is None:
-            metadata = TableMetadata.from_json(json.loads(self.text))
-            found = _TABLES[self.key] = (metadata, partition_types(metadata))
-        return found
-
-
-_TABLES: dict[str, tuple[TableMetadata, PartitionTypes]] = {}
-
-
-def _candidates(
-    paths: Iterable[str],
-    *,
-    table: _Table,
-    io: ExecutorIO,
-    snapshot_id: int,
-    row_filter: Any,
-    rules: CompactionRules,
-) -> Iterator[tuple[str, str]]:
-    """(JSON of (spec id, partition), JSON of the task) for every candidate of the
-    manifests ``paths`` (the delete index is built from every delete manifest, in every
-    task)."""
-    wanted = frozenset(paths)
-    if not wanted:
-        return
-    metadata, types = table.get()
-    expr = ALWAYS_TRUE if row_filter is None else expression_from_json(row_filter)
-    tasks = iter_snapshot_tasks(
-        metadata,
-        io.get(),
-        metadata.snapshot_by_id(snapshot_id),
-        row_filter=expr,
-        data_manifests=wanted,
-    )
-    for task in tasks:
-        if rules.is_candidate(task):
-            doc = scan_task_to_json(task, types)
-            key = json.dumps([task.spec_id, doc["data_file"]["partition"]])
-            yield key, json.dumps(doc)
-
-
-def _pack(
-    item: tuple[str, Iterable[str]], *, table: _Table, rules: CompactionRules
-) -> Iterator[tuple[tuple[int, str], str]]:
-    """The groups of one partition's candidates: ((spec id, first path), JSON of tasks)."""
-    metadata, types = table.get()
-    spec_id = json.loads(item[0])[0]
-    docs = {}
-    tasks = []
-    for text in item[1]:
-        doc = json.loads(text)
-        task = scan_task_from_json(doc, types, metadata.schema())
-        docs[task.data_file.file_path] = doc
-        tasks.append(task)
-    for packed in rules.groups(spec_id, tasks):
-        first = packed[0].data_file.file_path
-        yield (spec_id, first), json.dumps([docs[t.data_file.file_path] for t in packed])
-
-
-def rewrite_groups(
-    spark: SparkSession,
-    metadata: TableMetadata,
-    io: FileIO,
-    snapshot: Snapshot,
-    *,
-    row_filter: Expression | None,
-    rules: CompactionRules,
-) -> list[tuple[int, tuple[Any, ...], tuple[FileScanTask, ...]]]:
-    """The file groups :func:`icewright.actions.rewrite.plan_groups` plans, as a Spark
-    job: executors plan the data manifests (a share each, with the filter), the candidates
-    are grouped by partition in Spark and bin-packed there. Groups come back ordered by
-    (spec id, first file path)."""
-    eio = ExecutorIO.of(io)
-    table = _Table(metadata)
-    listed = (
-        read_manifest_list(io.read(snapshot.manifest_list), snapshot.manifest_list)
-        if snapshot.manifest_list is not None
-        else list(inline_manifests(snapshot))
-    )
-    data = [
-        m.manifest_path
-        for m in listed
-        if m.content is ManifestContent.DATA
-        and (m.has_added_files() or m.has_existing_files() or m.added_files_count is None)
-    ]
-    if not data:
-        return []
-    where = None if row_filter is None else expression_to_json(row_filter)
-    snapshot_id = snapshot.snapshot_id
-    sc = spark.sparkContext
-    candidates = sc.parallelize(data, _slices(len(data))).mapPartitions(
-        lambda paths: _candidates(
-            paths, table=table, io=eio, snapshot_id=snapshot_id, row_filter=where, rules=rules
-        )
-    )
-    groups = (
-        candidates.groupByKey(_slices(len(data)))
-        .flatMap(lambda item: _pack(item, table=table, rules=rules))
-        .sortByKey()
-        .values()
-    )
-    types = partition_types(metadata)
-    schema = metadata.schema()
-    found: list[tuple[int, tuple[Any, ...], tuple[FileScanTask, ...]]] = []
-    for text in groups.toLocalIterator():
-        tasks = tuple(scan_task_from_json(doc, types, schema) for doc in json.loads(text))
-        found.append((tasks[0].spec_id, tasks[0].partition, tasks))
-    return found

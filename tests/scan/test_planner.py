@@ -486,12 +486,16 @@ def test_what_planning_made_goes_to_the_oldest_generation() -> None:
     assert id(made[0]) in oldest and id(made[-1]) in oldest
     assert gc.get_freeze_count() == 0
 
+    kept = [["frozen by the process"]]
     gc.freeze()  # a process that keeps objects frozen of its own
     try:
-        frozen = gc.get_freeze_count()
         with gc_paused():
             made += [[i] for i in range(20_000)]
-        assert gc.get_freeze_count() == frozen, "the pause released the process's frozen objects"
+        # Frozen objects sit outside every generation; the count itself may drop as some
+        # of them are freed, so the test follows one object the process froze.
+        tracked = {id(o) for o in gc.get_objects()}
+        assert id(kept[0]) not in tracked, "the pause released the process's frozen objects"
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
     assert len(made) == 40_000

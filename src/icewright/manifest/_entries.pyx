@@ -12,10 +12,12 @@ does, never reads past the buffer.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
-from cpython.object cimport PyObject, PyObject_GenericSetAttr
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy
+
+from icewright.manifest._slots cimport set_slot, slot_offset
 
 import sys
 
@@ -38,6 +40,17 @@ cdef enum:
     SKIP = -1
     PARTITION = -2
     DATA_FILE = -3
+
+# Where a DataFile field's value comes from (EntryDecoder.sources): a data file slot, or
+cdef enum:
+    FROM_DEFAULT = -1
+    FROM_PARTITION = -2
+
+cdef enum:
+    MAX_FIELDS = 48         # DataFile has 21
+    ENTRY_FIELDS = 5        # ManifestEntry: status, snapshot id, two sequence numbers, file
+
+_ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
 
 
 cdef class Node:
@@ -138,11 +151,35 @@ cdef inline int read_long(Buffer* b, long long* out) except -1:
     return 0
 
 
+cdef inline int skip_long(Buffer* b) except -1:
+    # read_long without the value: the bytes up to the first without its high bit
+    cdef Py_ssize_t longest = b.position + 10
+    while True:
+        if b.position >= b.end:
+            _truncated()
+        if b.position >= longest:
+            raise ValueError("a varint longer than 10 bytes")
+        b.position += 1
+        if b.data[b.position - 1] < 0x80:
+            return 0
+
+
 cdef inline int advance(Buffer* b, long long size) except -1:
     if size < 0 or size > b.end - b.position:
         raise ValueError("a string, bytes or fixed value runs past the end of the data")
     b.position += size
     return 0
+
+
+cdef inline int skip_item(Buffer* b, Node node) except -1:
+    # the items of metrics maps, skipped without a call per value
+    cdef long long n
+    if node.kind == K_LONG:
+        return skip_long(b)
+    if node.kind == K_BYTES:
+        read_long(b, &n)
+        return advance(b, n)
+    return skip(b, node)
 
 
 cdef int skip(Buffer* b, Node node) except -1:
@@ -151,7 +188,7 @@ cdef int skip(Buffer* b, Node node) except -1:
     if kind == K_NULL:
         return 0
     if kind == K_LONG:
-        return read_long(b, &n)
+        return skip_long(b)
     if kind == K_BOOLEAN:
         return advance(b, 1)
     if kind == K_FLOAT:
@@ -181,14 +218,14 @@ cdef int skip(Buffer* b, Node node) except -1:
         else:
             for i in range(count):
                 if kind == K_ARRAY:
-                    skip(b, node.first)
+                    skip_item(b, node.first)
                 elif kind == K_MAP:
                     read_long(b, &n)
                     advance(b, n)
-                    skip(b, node.first)
+                    skip_item(b, node.first)
                 else:
-                    skip(b, node.first)
-                    skip(b, node.second)
+                    skip_item(b, node.first)
+                    skip_item(b, node.second)
         read_long(b, &count)
     return 0
 
@@ -279,8 +316,11 @@ cdef class EntryDecoder:
     cdef Node entry            # the manifest_entry record
     cdef tuple names           # data file attribute of each data file slot
     cdef tuple converters      # per partition field: a callable, or None for as stored
-    cdef dict defaults         # every DataFile attribute's default (spec_id filled in)
     cdef object data_file_type
+    cdef Py_ssize_t field_count             # DataFile's fields, in declaration order:
+    cdef Py_ssize_t offsets[MAX_FIELDS]     # each one's slot in a DataFile,
+    cdef Py_ssize_t sources[MAX_FIELDS]     # where its value comes from,
+    cdef tuple field_defaults               # and its value when that is FROM_DEFAULT
     cdef dict statuses, contents, formats
     cdef object parse_format
     cdef int path_slot, count_slot, size_slot, content_slot, format_slot
@@ -293,7 +333,6 @@ cdef class EntryDecoder:
         self.entry = Node(plan)
         self.names = tuple(names)
         self.converters = tuple(converters)
-        self.defaults = dict(defaults)
         self.data_file_type = data_file_type
         self.statuses = dict(statuses)
         self.contents = dict(contents)
@@ -309,6 +348,18 @@ cdef class EntryDecoder:
         self.equality_slot = slots.get("equality_ids", -1)
         self.lower_slot = slots.get("lower_bounds", -1)
         self.upper_slot = slots.get("upper_bounds", -1)
+        defaults = dict(defaults)
+        if self.content_slot < 0:  # not in a v1 manifest: every file holds data
+            defaults["content"] = lookup(self.contents, 0, "data file content")
+        if len(defaults) > MAX_FIELDS:
+            raise ValueError(f"a data file of more than {MAX_FIELDS} fields")
+        self.field_count = len(defaults)
+        self.field_defaults = tuple(defaults.values())
+        for i, name in enumerate(defaults):
+            self.offsets[i] = slot_offset(data_file_type, name)
+            self.sources[i] = (
+                FROM_PARTITION if name == "partition" else slots.get(name, FROM_DEFAULT)
+            )
 
     def decode(
         self, bytes body, Py_ssize_t record_count, accept=None, keep=None, inherit=None,
@@ -330,32 +381,45 @@ cdef class EntryDecoder:
         cdef long long seq = 0
         cdef bint seq_known = False
         cdef list checks = [Limit(*limit) for limit in limits]
+        cdef Py_ssize_t entry_offsets[ENTRY_FIELDS]
         if self.lower_slot < 0 or self.upper_slot < 0:
             checks = []  # the bounds are not read
         if inherit is not None:
             entry_type, added_snapshot_id, seq = inherit
             seq_known = seq != -1  # UNASSIGNED_SEQ: an uncommitted manifest gives nothing
+            for i, name in enumerate(_ENTRY_NAMES):
+                entry_offsets[i] = slot_offset(entry_type, name)
         b.data = <const unsigned char*>PyBytes_AS_STRING(body)
         b.position = 0
         b.end = PyBytes_GET_SIZE(body)
+        # filled again for each entry: what an entry keeps is copied out of them
+        cdef list entry = [None] * 4
+        cdef list values = [None] * len(self.names)
         while b.position < b.end:
-            row = self.one(&b, accept, keep, checks)
+            row = self.one(&b, entry, values, accept, keep, checks)
             count += 1
             if row is None:
                 continue
             if entry_type is not None:
-                row = inherited(<tuple>row, entry_type, added_snapshot_id, seq, seq_known)
+                row = inherited(
+                    <tuple>row, entry_type, entry_offsets, added_snapshot_id, seq, seq_known
+                )
             rows.append(row)
         if count != record_count:
             raise ValueError("the entries do not end where the blocks do")
         return rows
 
-    cdef object one(self, Buffer* b, object accept, object keep, list checks):
-        cdef list entry = [None, None, None, None]
-        cdef list values = [None] * len(self.names)
+    cdef object one(
+        self, Buffer* b, list entry, list values, object accept, object keep, list checks
+    ):
         cdef bint refused = False, judged = False, live
         cdef Node field, inner
         cdef tuple partition = ()
+        cdef Py_ssize_t i
+        for i in range(4):
+            entry[i] = None
+        for i in range(len(values)):
+            values[i] = None
         for field in self.entry.children:
             if refused or field.slot == SKIP:
                 skip(b, field)
@@ -410,6 +474,7 @@ cdef class EntryDecoder:
         return tuple(values)
 
     cdef object build(self, list values, tuple partition):
+        cdef Py_ssize_t i, source
         # The checks DataFile.__post_init__ would make; the file is built without it.
         path = values[self.path_slot]
         if not path:
@@ -428,18 +493,19 @@ cdef class EntryDecoder:
             if slot >= 0 and values[slot] is not None:
                 values[slot] = tuple(values[slot])
         f = object.__new__(self.data_file_type)
-        attributes = f.__dict__
-        attributes.update(self.defaults)
-        if self.content_slot < 0:
-            attributes["content"] = lookup(self.contents, 0, "data file content")
-        for name, value in zip(self.names, values):
-            PyDict_SetItem(attributes, name, value)
-        attributes["partition"] = partition
+        for i in range(self.field_count):
+            source = self.sources[i]
+            if source >= 0:
+                set_slot(f, self.offsets[i], values[source])
+            elif source == FROM_PARTITION:
+                set_slot(f, self.offsets[i], partition)
+            else:
+                set_slot(f, self.offsets[i], self.field_defaults[i])
         return f
 
 
-cdef object inherited(tuple row, object entry_type, object added_snapshot_id, long long seq,
-                      bint seq_known):
+cdef object inherited(tuple row, object entry_type, Py_ssize_t* offsets,
+                      object added_snapshot_id, long long seq, bint seq_known):
     # spec: "Sequence Number Inheritance" (a null snapshot id is the manifest's; null
     # sequence numbers of ADDED entries, of every entry when the manifest's sequence number
     # is 0 as for v1, are the manifest's), as manifest._inherit does.
@@ -450,12 +516,10 @@ cdef object inherited(tuple row, object entry_type, object added_snapshot_id, lo
         if file_seq is None:
             file_seq = seq
     entry = object.__new__(entry_type)
-    # ManifestEntry is frozen (slots): set each slot as object.__setattr__ does
-    PyObject_GenericSetAttr(entry, "status", status)
-    PyObject_GenericSetAttr(
-        entry, "snapshot_id", added_snapshot_id if snapshot_id is None else snapshot_id
-    )
-    PyObject_GenericSetAttr(entry, "sequence_number", data_seq)
-    PyObject_GenericSetAttr(entry, "file_sequence_number", file_seq)
-    PyObject_GenericSetAttr(entry, "data_file", data_file)
+    # ManifestEntry is frozen (slots): each slot filled in the order of _ENTRY_NAMES
+    set_slot(entry, offsets[0], status)
+    set_slot(entry, offsets[1], added_snapshot_id if snapshot_id is None else snapshot_id)
+    set_slot(entry, offsets[2], data_seq)
+    set_slot(entry, offsets[3], file_seq)
+    set_slot(entry, offsets[4], data_file)
     return entry

@@ -122,7 +122,7 @@ METRICS_MAPS = (
 """The DataFile fields that hold per-column metrics (the bulk of a manifest entry)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DataFile:
     """One data or delete file of a table (spec: "Data File Fields").
 
@@ -135,6 +135,9 @@ class DataFile:
     ``first_row_id``, ``content_offset`` and ``content_size_in_bytes`` exist from format
     v3 on, ``referenced_data_file`` from v2 on.
     """
+
+    # slots: a plan of a big table holds a million of these; without an instance dict each
+    # takes 200 bytes, not 464, and the compiled decoder fills its fields without one.
 
     file_path: str
     file_format: FileFormat

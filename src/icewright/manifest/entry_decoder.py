@@ -359,10 +359,9 @@ def manifest_entry_decoder(
             value = data_file[name]
             data_file[name] = f"None if {value} is None else tuple({value})"
     source.emit(1, "f = new(DataFile)")
-    source.emit(1, "f.__dict__.update(DEFAULTS,")
-    for name, expression in data_file.items():
-        source.emit(2, f"{name}={expression},")
-    source.emit(1, ")")
+    # DataFile is frozen (slots): every field set as its __init__ would, without the checks
+    for name in DataFile.__dataclass_fields__:
+        source.emit(1, f"set_(f, {name!r}, {data_file.get(name, f'DEFAULTS[{name!r}]')})")
     source.emit(1, f"return (STATUSES[{entry[0]}], {', '.join(entry[1:])}, f), p")
     defaults = {f.name: f.default for f in DataFile.__dataclass_fields__.values()}
     defaults["spec_id"] = spec_id
@@ -371,6 +370,7 @@ def manifest_entry_decoder(
         "check_length": _check_length,
         "unpack_from": struct.unpack_from,
         "new": object.__new__,
+        "set_": object.__setattr__,
         "DataFile": DataFile,
         "DEFAULTS": defaults,
         "CONTENTS": _Strict({int(c): c for c in FileContent}, "data file content"),

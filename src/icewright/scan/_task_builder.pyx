@@ -8,7 +8,12 @@ fields through ``object.__setattr__``). The loop here makes the same objects wit
 checks; the Python module documents each function.
 """
 
-from cpython.object cimport PyObject_GenericSetAttr
+from icewright.manifest._slots cimport set_slot, slot_offset
+
+_TASK_NAMES = (
+    "data_file", "delete_files", "residual", "spec_id", "data_sequence_number",
+    "file_sequence_number", "snapshot_id",
+)
 
 
 def live_entries(list entries, object deleted, object content, object wrong_content):
@@ -34,23 +39,22 @@ def scan_tasks(
 ):
     cdef list out = []
     cdef object e, f, seq, task
+    cdef Py_ssize_t at[7]
+    for i, name in enumerate(_TASK_NAMES):
+        at[i] = slot_offset(task_type, name)
     for e in entries:
         f = e.data_file
         seq = e.sequence_number
         if seq is None:
             no_sequence_number(f)
         task = object.__new__(task_type)
-        # FileScanTask is frozen (slots): set each slot as object.__setattr__ does
-        PyObject_GenericSetAttr(task, "data_file", f)
-        PyObject_GenericSetAttr(
-            task, "delete_files", no_deletes if deletes_of is None else deletes_of(f, seq)
-        )
-        PyObject_GenericSetAttr(
-            task, "residual", residual if residual_of is None else residual_of(f)
-        )
-        PyObject_GenericSetAttr(task, "spec_id", f.spec_id)
-        PyObject_GenericSetAttr(task, "data_sequence_number", seq)
-        PyObject_GenericSetAttr(task, "file_sequence_number", e.file_sequence_number)
-        PyObject_GenericSetAttr(task, "snapshot_id", e.snapshot_id)
+        # FileScanTask is frozen (slots): each slot filled in the order of _TASK_NAMES
+        set_slot(task, at[0], f)
+        set_slot(task, at[1], no_deletes if deletes_of is None else deletes_of(f, seq))
+        set_slot(task, at[2], residual if residual_of is None else residual_of(f))
+        set_slot(task, at[3], f.spec_id)
+        set_slot(task, at[4], seq)
+        set_slot(task, at[5], e.file_sequence_number)
+        set_slot(task, at[6], e.snapshot_id)
         out.append(task)
     return out

@@ -496,7 +496,7 @@ class _Planner:
 
         index = DeleteFileIndex(delete_entries, self.specs, self.metadata.schemas)
         tasks = tuple(self.tasks(data_entries, index))
-        used = {d.file_path for t in tasks for d in t.delete_files}
+        used = {d.file_path for t in tasks for d in t.delete_files} if delete_entries else ()
         metrics = ScanMetrics(
             total_data_manifests=totals[ManifestContent.DATA],
             scanned_data_manifests=scanned[ManifestContent.DATA],

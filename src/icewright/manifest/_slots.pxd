@@ -1,0 +1,48 @@
+# cython: language_level=3
+# Filling the fields of a new instance of a frozen, slotted dataclass from C.
+#
+# Why: the compiled decoders build a million DataFile, ManifestEntry and FileScanTask
+# objects to plan a big table. Setting a field through object.__setattr__ (or
+# PyObject_GenericSetAttr) looks the name up in the type and calls its slot descriptor each
+# time; here the descriptor's offset in the object is found once per type, and each field
+# is a store. Only a plain object slot (a member descriptor of type T_OBJECT_EX, writable)
+# is accepted, so the store does exactly what the descriptor's __set__ would.
+
+from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+        int flags
+
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+    PyTypeObject PyMemberDescr_Type
+    int T_OBJECT_EX
+    int READONLY
+
+
+cdef inline Py_ssize_t slot_offset(type cls, str name) except -1:
+    """Where the slot ``name`` of ``cls`` lives in an instance (checked once per type)."""
+    cdef object descriptor = cls.__dict__.get(name)
+    cdef PyTypeObject* kind = Py_TYPE(descriptor)
+    if kind != &PyMemberDescr_Type:
+        raise TypeError(f"{cls.__qualname__}.{name} is not a slot")
+    cdef PyMemberDef* member = (<PyMemberDescrObject*>descriptor).d_member
+    if member.type != T_OBJECT_EX or member.flags & READONLY:
+        raise TypeError(f"{cls.__qualname__}.{name} is not a writable object slot")
+    return member.offset
+
+
+cdef inline void set_slot(object instance, Py_ssize_t offset, object value):
+    """Store ``value`` in the slot at ``offset`` (from :func:`slot_offset` of its type)."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>instance) + offset)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)

@@ -28,6 +28,7 @@ from icewright.manifest.data_file import (
 from icewright.manifest.manifest import (
     ManifestMetadata,
     ManifestWriter,
+    open_manifest,
     read_manifest,
     read_manifest_metadata,
     write_manifest,
@@ -56,6 +57,7 @@ __all__ = [
     "manifest_entry_type",
     "manifest_file_type",
     "manifest_list_schema",
+    "open_manifest",
     "read_manifest",
     "read_manifest_list",
     "read_manifest_metadata",

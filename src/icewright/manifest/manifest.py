@@ -19,6 +19,7 @@ from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, Validati
 from icewright.manifest.avro_codec import (
     DEFAULT_CODEC,
     INVALID,
+    AvroContainer,
     avro_datum_converter,
     int_header,
     invalid_partition_value,
@@ -510,8 +511,15 @@ def _manifest_metadata(metadata: Mapping[str, str], what: str) -> ManifestMetada
     return ManifestMetadata(schema, spec, format_version, content)
 
 
+def open_manifest(data: bytes, path: str | None = None) -> AvroContainer:
+    """The manifest file ``data`` (read from ``path``) opened: its header read and its
+    blocks decompressed, for :func:`read_manifest`. Decompressing releases the GIL, so
+    threads that open manifests run beside the one decoding them."""
+    return open_container(data, _where(path))
+
+
 def read_manifest(
-    data: bytes,
+    data: bytes | AvroContainer,
     manifest: ManifestFile | None = None,
     *,
     path: str | None = None,
@@ -521,6 +529,8 @@ def read_manifest(
     bound_limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
 ) -> list[ManifestEntry]:
     """Every entry of a manifest (DELETED ones too), with inherited values filled in.
+
+    ``data`` is the manifest file's bytes, or the file opened by :func:`open_manifest`.
 
     With ``manifest`` (its manifest-list record) the spec's inheritance applies: a null
     snapshot id becomes the manifest's ``added_snapshot_id``; null sequence numbers of
@@ -538,7 +548,7 @@ def read_manifest(
     only limits that ``file_filter`` enforces.
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
-    container = open_container(data, what)
+    container = data if isinstance(data, AvroContainer) else open_container(data, what)
     format_version = int_header(container.metadata, "format-version", 1, what)
     if manifest is not None:
         spec_id = manifest.partition_spec_id

@@ -43,6 +43,7 @@ from icewright.expressions import (
     bind,
 )
 from icewright.io.base import FileIO
+from icewright.manifest.avro_codec import AvroContainer
 from icewright.manifest.data_file import (
     DataFile,
     FileContent,
@@ -51,7 +52,7 @@ from icewright.manifest.data_file import (
     ManifestFile,
 )
 from icewright.manifest.entry_decoder import METRICS_MAPS
-from icewright.manifest.manifest import read_manifest, read_manifest_metadata
+from icewright.manifest.manifest import open_manifest, read_manifest, read_manifest_metadata
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan.delete_index import DeleteFileIndex
 from icewright.scan.task_builder import live_entries, scan_tasks
@@ -194,11 +195,11 @@ class _SpecFilters:
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    """Reading one manifest: ``fetch`` is the I/O (the manifest and its bytes), ``decode``
-    turns them into the entries kept."""
+    """Reading one manifest: ``fetch`` is the I/O and the decompression (the manifest and
+    its opened file), ``decode`` turns them into the entries kept."""
 
-    fetch: Callable[[], tuple[ManifestFile, bytes]]
-    decode: Callable[[ManifestFile, bytes], _ManifestResult]
+    fetch: Callable[[], tuple[ManifestFile, AvroContainer]]
+    decode: Callable[[ManifestFile, AvroContainer], _ManifestResult]
 
 
 @dataclass(slots=True)
@@ -326,16 +327,17 @@ class _Planner:
             min_sequence_number=0,
         )
 
-    def fetch(self, manifest: ManifestFile) -> tuple[ManifestFile, bytes]:
-        return manifest, self.io.read(manifest.manifest_path)
+    def fetch(self, manifest: ManifestFile) -> tuple[ManifestFile, AvroContainer]:
+        path = manifest.manifest_path
+        return manifest, open_manifest(self.io.read(path), path)
 
-    def fetch_inline(self, path: str, snapshot: Snapshot) -> tuple[ManifestFile, bytes]:
+    def fetch_inline(self, path: str, snapshot: Snapshot) -> tuple[ManifestFile, AvroContainer]:
         data, manifest = self.inline_manifest(path, snapshot)
         self.spec(manifest.partition_spec_id, path)
-        return manifest, data
+        return manifest, open_manifest(data, path)
 
     def read(
-        self, manifest: ManifestFile, data: bytes, *, all_metrics: bool = False
+        self, manifest: ManifestFile, data: AvroContainer, *, all_metrics: bool = False
     ) -> _ManifestResult:
         is_delete = manifest.content is ManifestContent.DELETES
         metrics = METRICS_MAPS if is_delete or all_metrics else self.data_metrics
@@ -395,10 +397,11 @@ class _Planner:
         return list(self.results(jobs))
 
     def results(self, jobs: list[_Job]) -> Iterator[_ManifestResult]:
-        """Each job's result, in order. Threads fetch manifests (reads from an object
-        store overlap); they are decoded here one after another, since decoding holds the
-        GIL and threads would only take turns at it. At most two fetches per thread are
-        ahead of the decoding, so memory holds a few manifests' bytes."""
+        """Each job's result, in order. Threads fetch and decompress manifests (reads from
+        an object store overlap, and zlib runs beside the decoding); they are decoded here
+        one after another, since decoding holds the GIL and threads would only take turns
+        at it. At most two fetches per thread are ahead of the decoding, so memory holds a
+        few manifests' bytes."""
         if len(jobs) <= 1:
             for job in jobs:
                 yield job.decode(*job.fetch())

@@ -34,15 +34,22 @@ def data_file(i: int, content: FileContent, spec_id: int) -> DataFile:
     )
 
 
+class OtherEntry(ManifestEntry):
+    """Not ManifestEntry itself: the compiled loops read its fields by name."""
+
+    __slots__ = ()
+
+
 entry_lists = st.lists(
     st.builds(
-        lambda i, status, content, spec_id, seq, file_seq, snap: ManifestEntry(
+        lambda kind, i, status, content, spec_id, seq, file_seq, snap: kind(
             status=status,
             snapshot_id=snap,
             sequence_number=seq,
             file_sequence_number=file_seq,
             data_file=data_file(i, content, spec_id),
         ),
+        st.sampled_from([ManifestEntry] * 4 + [OtherEntry]),
         st.integers(0, 10_000),
         st.sampled_from(EntryStatus),
         st.sampled_from([FileContent.DATA] * 4 + list(FileContent)),

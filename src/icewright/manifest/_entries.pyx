@@ -14,6 +14,8 @@ does, never reads past the buffer.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy
 
@@ -41,7 +43,8 @@ cdef enum:
     PARTITION = -2
     DATA_FILE = -3
 
-# Where a DataFile field's value comes from (EntryDecoder.sources): a data file slot, or
+# Where a DataFile field's value comes from (EntryDecoder.sources) when it is not a data
+# file slot (0 and up).
 cdef enum:
     FROM_DEFAULT = -1
     FROM_PARTITION = -2
@@ -349,7 +352,7 @@ cdef class EntryDecoder:
         self.lower_slot = slots.get("lower_bounds", -1)
         self.upper_slot = slots.get("upper_bounds", -1)
         defaults = dict(defaults)
-        if self.content_slot < 0:  # not in a v1 manifest: every file holds data
+        if self.content_slot < 0:  # no content field (v1): every file holds data
             defaults["content"] = lookup(self.contents, 0, "data file content")
         if len(defaults) > MAX_FIELDS:
             raise ValueError(f"a data file of more than {MAX_FIELDS} fields")
@@ -396,15 +399,17 @@ cdef class EntryDecoder:
         cdef list entry = [None] * 4
         cdef list values = [None] * len(self.names)
         while b.position < b.end:
-            row = self.one(&b, entry, values, accept, keep, checks)
+            data_file = self.one(&b, entry, values, accept, keep, checks)
             count += 1
-            if row is None:
+            if data_file is None:
                 continue
-            if entry_type is not None:
-                row = inherited(
-                    <tuple>row, entry_type, entry_offsets, added_snapshot_id, seq, seq_known
-                )
-            rows.append(row)
+            if entry_type is None:
+                rows.append((entry[0], entry[1], entry[2], entry[3], data_file))
+            else:
+                rows.append(inherited(
+                    entry, data_file, entry_type, entry_offsets, added_snapshot_id, seq,
+                    seq_known,
+                ))
         if count != record_count:
             raise ValueError("the entries do not end where the blocks do")
         return rows
@@ -412,6 +417,8 @@ cdef class EntryDecoder:
     cdef object one(
         self, Buffer* b, list entry, list values, object accept, object keep, list checks
     ):
+        # The entry's DataFile, its status and tracking fields left in ``entry``; None if
+        # the entry is left out.
         cdef bint refused = False, judged = False, live
         cdef Node field, inner
         cdef tuple partition = ()
@@ -449,7 +456,8 @@ cdef class EntryDecoder:
         data_file = self.build(values, partition)
         if live and keep is not None and not keep(data_file):
             return None
-        return (status, entry[1], entry[2], entry[3], data_file)
+        entry[0] = status
+        return data_file
 
     cdef bint breaks(self, list values, list checks):
         cdef Limit limit
@@ -465,13 +473,16 @@ cdef class EntryDecoder:
     cdef tuple partition(self, Buffer* b, Node record):
         cdef Node field
         cdef Py_ssize_t i = 0
-        values = []
+        cdef tuple values = PyTuple_New(len(record.children))
         for field in record.children:
             value = read(b, field)
             convert = self.converters[i]
-            values.append(value if convert is None else convert(value))
+            if convert is not None:
+                value = convert(value)
+            Py_INCREF(value)  # the tuple takes this reference
+            PyTuple_SET_ITEM(values, i, value)
             i += 1
-        return tuple(values)
+        return values
 
     cdef object build(self, list values, tuple partition):
         cdef Py_ssize_t i, source
@@ -504,12 +515,12 @@ cdef class EntryDecoder:
         return f
 
 
-cdef object inherited(tuple row, object entry_type, Py_ssize_t* offsets,
+cdef object inherited(list row, object data_file, object entry_type, Py_ssize_t* offsets,
                       object added_snapshot_id, long long seq, bint seq_known):
     # spec: "Sequence Number Inheritance" (a null snapshot id is the manifest's; null
     # sequence numbers of ADDED entries, of every entry when the manifest's sequence number
     # is 0 as for v1, are the manifest's), as manifest._inherit does.
-    status, snapshot_id, data_seq, file_seq, data_file = row
+    status, snapshot_id, data_seq, file_seq = row
     if seq_known and (seq == 0 or status == 1):
         if data_seq is None:
             data_seq = seq

@@ -1,5 +1,5 @@
 # cython: language_level=3
-# Filling the fields of a new instance of a frozen, slotted dataclass from C.
+# Filling and reading the fields of frozen, slotted dataclasses from C.
 #
 # Why: the compiled decoders build a million DataFile, ManifestEntry and FileScanTask
 # objects to plan a big table. Setting a field through object.__setattr__ (or
@@ -46,3 +46,11 @@ cdef inline void set_slot(object instance, Py_ssize_t offset, object value):
     Py_INCREF(value)
     slot[0] = <PyObject*>value
     Py_XDECREF(old)
+
+
+cdef inline object get_slot(object instance, Py_ssize_t offset):
+    """The value in the slot at ``offset`` (from :func:`slot_offset` of its type)."""
+    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>instance) + offset))[0]
+    if value == NULL:
+        raise AttributeError("a slot without a value")
+    return <object>value

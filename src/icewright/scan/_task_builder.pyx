@@ -8,22 +8,62 @@ fields through ``object.__setattr__``). The loop here makes the same objects wit
 checks; the Python module documents each function.
 """
 
-from icewright.manifest._slots cimport set_slot, slot_offset
+from icewright.manifest._slots cimport get_slot, set_slot, slot_offset
 
 _TASK_NAMES = (
     "data_file", "delete_files", "residual", "spec_id", "data_sequence_number",
     "file_sequence_number", "snapshot_id",
 )
+_ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+
+
+cdef class _Reader:
+    """Reads an entry's fields, and its data file's, at their slots' offsets when the
+    objects are of the slotted types seen first (ManifestEntry, DataFile), else by name."""
+
+    cdef type entry_type, file_type
+    cdef Py_ssize_t status, snapshot_id, sequence_number, file_sequence_number, data_file
+    cdef Py_ssize_t content, spec_id
+
+    def __init__(self, list entries):
+        self.entry_type = self.file_type = None
+        if not entries:
+            return
+        e = entries[0]
+        try:
+            at = [slot_offset(type(e), name) for name in _ENTRY_NAMES]
+            f = e.data_file
+            self.content = slot_offset(type(f), "content")
+            self.spec_id = slot_offset(type(f), "spec_id")
+        except TypeError:  # not slotted: read by name
+            return
+        self.status, self.snapshot_id, self.sequence_number = at[0], at[1], at[2]
+        self.file_sequence_number, self.data_file = at[3], at[4]
+        self.entry_type, self.file_type = type(e), type(f)
+
+    cdef inline bint fast(self, object e):
+        return type(e) is self.entry_type and type(
+            get_slot(e, self.data_file)
+        ) is self.file_type
 
 
 def live_entries(list entries, object deleted, object content, object wrong_content):
     cdef list out = []
     cdef object e
+    cdef _Reader at = _Reader(entries)
     for e in entries:
-        if e.status is deleted:
-            continue
-        if content is not None and e.data_file.content is not content:
-            wrong_content(e)
+        if at.fast(e):
+            if get_slot(e, at.status) is deleted:
+                continue
+            if content is not None and get_slot(
+                get_slot(e, at.data_file), at.content
+            ) is not content:
+                wrong_content(e)
+        else:
+            if e.status is deleted:
+                continue
+            if content is not None and e.data_file.content is not content:
+                wrong_content(e)
         out.append(e)
     return out
 
@@ -38,23 +78,34 @@ def scan_tasks(
     object no_sequence_number,
 ):
     cdef list out = []
-    cdef object e, f, seq, task
-    cdef Py_ssize_t at[7]
+    cdef object e, f, seq, task, spec_id, file_seq, snapshot_id
+    cdef Py_ssize_t slots[7]
+    cdef _Reader at = _Reader(entries)
     for i, name in enumerate(_TASK_NAMES):
-        at[i] = slot_offset(task_type, name)
+        slots[i] = slot_offset(task_type, name)
     for e in entries:
-        f = e.data_file
-        seq = e.sequence_number
+        if at.fast(e):
+            f = get_slot(e, at.data_file)
+            seq = get_slot(e, at.sequence_number)
+            spec_id = get_slot(f, at.spec_id)
+            file_seq = get_slot(e, at.file_sequence_number)
+            snapshot_id = get_slot(e, at.snapshot_id)
+        else:
+            f = e.data_file
+            seq = e.sequence_number
+            spec_id = f.spec_id
+            file_seq = e.file_sequence_number
+            snapshot_id = e.snapshot_id
         if seq is None:
             no_sequence_number(f)
         task = object.__new__(task_type)
         # FileScanTask is frozen (slots): each slot filled in the order of _TASK_NAMES
-        set_slot(task, at[0], f)
-        set_slot(task, at[1], no_deletes if deletes_of is None else deletes_of(f, seq))
-        set_slot(task, at[2], residual if residual_of is None else residual_of(f))
-        set_slot(task, at[3], f.spec_id)
-        set_slot(task, at[4], seq)
-        set_slot(task, at[5], e.file_sequence_number)
-        set_slot(task, at[6], e.snapshot_id)
+        set_slot(task, slots[0], f)
+        set_slot(task, slots[1], no_deletes if deletes_of is None else deletes_of(f, seq))
+        set_slot(task, slots[2], residual if residual_of is None else residual_of(f))
+        set_slot(task, slots[3], spec_id)
+        set_slot(task, slots[4], seq)
+        set_slot(task, slots[5], file_seq)
+        set_slot(task, slots[6], snapshot_id)
         out.append(task)
     return out

@@ -404,7 +404,9 @@ class _Planner:
         few manifests' bytes."""
         if len(jobs) <= 1:
             for job in jobs:
-                yield job.decode(*job.fetch())
+                with gc_paused():
+                    result = job.decode(*job.fetch())
+                yield result
             return
         workers = min(len(jobs), self.max_workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icewright-scan") as pool:
@@ -415,7 +417,9 @@ class _Planner:
                 following = next(ahead, None)
                 if following is not None:
                     pending.append((following, pool.submit(following.fetch)))
-                yield job.decode(*fetched.result())
+                with gc_paused():  # within plan()'s pause, or one per manifest streamed
+                    result = job.decode(*fetched.result())
+                yield result
 
     # --- step 3: tasks -------------------------------------------------------------------
 
@@ -473,7 +477,9 @@ class _Planner:
         index = DeleteFileIndex(deletes, self.specs, self.metadata.schemas)
         data_jobs = [j for j, k in zip(jobs, kinds, strict=True) if k is ManifestContent.DATA]
         for result in self.results(data_jobs):
-            yield from self.tasks(result.entries, index)
+            with gc_paused():
+                tasks = self.tasks(result.entries, index)
+            yield from tasks
 
     def plan(self) -> ScanPlan:
         snapshot = self.snapshot

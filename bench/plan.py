@@ -22,7 +22,8 @@ tasks without holding them, so the whole table is also streamed through icewrigh
 (``TableScan.iter_tasks``, a manifest at a time) and that figure printed beside Java's.
 
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/plan.py [--files 100000]
-        [--manifests 100] [--repeat 3] [--keep DIR] [--no-java] [--only icewright]
+        [--manifests 100] [--repeat 3] [--keep DIR] [--no-java] [--no-pyiceberg]
+        [--only icewright]
 
 ``--keep DIR`` builds the table in DIR once and reuses it on later runs. The last line
 reads ``plan: icewright/pyiceberg=<worst ratio> icewright/java=<worst ratio>``.
@@ -251,6 +252,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="build the table here once and reuse it")
     parser.add_argument("--no-java", action="store_true", help="skip Iceberg Java")
+    parser.add_argument(
+        "--no-pyiceberg", action="store_true", help="skip pyiceberg (100 s a plan at 1M files)"
+    )
     parser.add_argument("--only", choices=["icewright"], help="time icewright alone")
     parser.add_argument(
         "--child", choices=["icewright", "stream", "expire", "pyiceberg"], help=argparse.SUPPRESS
@@ -269,10 +273,10 @@ def main() -> None:
     results = {"icewright": run_child("icewright", root, args.repeat)}
     stream = run_child("stream", root, args.repeat)
     expired = run_child("expire", root, 1)
-    if args.only is None:
+    if args.only is None and not args.no_pyiceberg:
         results["pyiceberg"] = run_child("pyiceberg", root, args.repeat)
-        if not args.no_java:
-            results["java"] = java_plan(root, metadata_location, args.repeat)
+    if args.only is None and not args.no_java:
+        results["java"] = java_plan(root, metadata_location, args.repeat)
 
     def median(kind: str, name: str) -> float:
         return statistics.median(results[kind]["filters"][name]["seconds"])

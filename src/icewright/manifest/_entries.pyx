@@ -167,6 +167,25 @@ cdef inline int skip_long(Buffer* b) except -1:
             return 0
 
 
+cdef int skip_longs(Buffer* b, long long n) except -1:
+    # n varints one after another (a block of a map of longs): the bytes up to the n-th
+    # without its high bit
+    cdef Py_ssize_t position = b.position, run = 0
+    while n > 0:
+        if position >= b.end:
+            _truncated()
+        if b.data[position] < 0x80:
+            n -= 1
+            run = 0
+        else:
+            run += 1
+            if run >= 10:
+                raise ValueError("a varint longer than 10 bytes")
+        position += 1
+    b.position = position
+    return 0
+
+
 cdef inline int advance(Buffer* b, long long size) except -1:
     if size < 0 or size > b.end - b.position:
         raise ValueError("a string, bytes or fixed value runs past the end of the data")
@@ -213,11 +232,18 @@ cdef int skip(Buffer* b, Node node) except -1:
             skip(b, <Node>child)
         return 0
     # arrays, maps and pairs: blocks of items; a negative count also gives the block's size
+    cdef int longs = 0  # varints an item is, when it is only varints (metrics counts)
+    if kind == K_ARRAY and node.first.kind == K_LONG:
+        longs = 1
+    elif kind == K_PAIRS and node.first.kind == K_LONG and node.second.kind == K_LONG:
+        longs = 2
     read_long(b, &count)
     while count != 0:
         if count < 0:
             read_long(b, &n)
             advance(b, n)
+        elif longs:
+            skip_longs(b, count * longs)
         else:
             for i in range(count):
                 if kind == K_ARRAY:

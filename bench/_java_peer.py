@@ -10,7 +10,8 @@ Operations:
 
 - ``plan`` {metadata_location, filters: {name: [[op, column, value], ...]}, repeat}: the
   seconds of each ``table.newScan().filter(f).planFiles()`` run to the end (counted in the
-  JVM, so no task crosses py4j), and the task count. The table is loaded by its metadata
+  JVM, so no task crosses py4j), the CPU seconds the JVM used meanwhile (every thread:
+  Java plans with a worker pool), and the task count. The table is loaded by its metadata
   location (``StaticTableOperations``); loading is not timed.
 - ``procedure`` {sql}: the seconds a Spark SQL statement (an Iceberg procedure) takes,
   and its result rows as strings.
@@ -51,17 +52,26 @@ def plan(spark: Any, req: dict[str, Any]) -> dict[str, Any]:
     io = j.hadoop.HadoopFileIO(spark._jsc.hadoopConfiguration())
     table = j.BaseTable(j.StaticTableOperations(req["metadata_location"], io), "bench")
     size = jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size
+    jvm_pid = jvm.java.lang.ProcessHandle.current().pid()
     out: dict[str, Any] = {}
     for name, terms in req["filters"].items():
         expr = _expression(jvm, terms)
         seconds = []
+        cpu = []
         tasks = 0
         for _ in range(req["repeat"]):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _cpu_seconds(jvm_pid)
             tasks = size(table.newScan().filter(expr).planFiles())
             seconds.append(time.perf_counter() - start)
-        out[name] = {"seconds": seconds, "tasks": tasks}
+            cpu.append(_cpu_seconds(jvm_pid) - start_cpu)
+        out[name] = {"seconds": seconds, "cpu_seconds": cpu, "tasks": tasks}
     return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far, every thread (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def procedure(spark: Any, req: dict[str, Any]) -> dict[str, Any]:

@@ -119,13 +119,19 @@ def icewright_child(root: Path, repeat: int) -> dict[str, Any]:
         for stats in (True, False):
             seconds = []
             tasks = 0
+            cpu = []
             for _ in range(repeat):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 planned = plan_files(table, filter=expr, column_stats=stats)
                 seconds.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
                 tasks = len(planned)
                 del planned  # freed outside the clock, as Java's collector frees its plan later
-            out[name if stats else f"{name} (no stats)"] = {"seconds": seconds, "tasks": tasks}
+            out[name if stats else f"{name} (no stats)"] = {
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "tasks": tasks,
+            }
     return {"filters": out, "rss_before_mb": before, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -278,8 +284,8 @@ def main() -> None:
     if args.only is None and not args.no_java:
         results["java"] = java_plan(root, metadata_location, args.repeat)
 
-    def median(kind: str, name: str) -> float:
-        return statistics.median(results[kind]["filters"][name]["seconds"])
+    def median(kind: str, name: str, what: str = "seconds") -> float:
+        return statistics.median(results[kind]["filters"][name][what])
 
     # pyiceberg's tasks carry every column metric, as icewright's do by default; Java's
     # planFiles() leaves them out (no includeColumnStats()), as column_stats=False does.
@@ -295,6 +301,12 @@ def main() -> None:
                 ratio = ours / median(peer, name)
                 worst[peer] = max(worst.get(peer, 0.0), ratio)
                 line += f"   {peer} {median(peer, name):6.2f}s   ratio {ratio:.2f}"
+            if peer == "java" and "java" in results:
+                # CPU time of every thread: Java plans with a pool of worker threads
+                line += (
+                    f"   (CPU: icewright {median('icewright', ours_name, 'cpu_seconds'):.2f}s,"
+                    f" java {median('java', name, 'cpu_seconds'):.2f}s)"
+                )
             print(line)
     for kind in ("icewright", "pyiceberg"):
         if kind in results:

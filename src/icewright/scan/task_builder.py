@@ -87,13 +87,13 @@ def live_entries(
 
     With ``data_only`` (a data manifest), an entry listing a delete file is corrupt
     metadata: :class:`~icewright.errors.InvalidMetadata`. ``compiled=False`` runs the
-    Python loop.
+    Python loop (so does a build without the compiled loops).
     """
 
     def wrong_content(e: ManifestEntry) -> NoReturn:
         raise InvalidMetadata(f"data manifest {where} lists delete file {e.data_file.file_path}")
 
-    run: Any = _compiled_live_entries if compiled else _live_entries
+    run: Any = _compiled_live_entries if compiled and COMPILED else _live_entries
     result: list[ManifestEntry] = run(
         entries, EntryStatus.DELETED, FileContent.DATA if data_only else None, wrong_content
     )
@@ -114,13 +114,14 @@ def scan_tasks(
     ``residual_of`` is None; its delete files are ``deletes_of(data_file, data sequence
     number)``, or none when ``deletes_of`` is None. An entry without a data sequence number
     (which inheritance gives every entry of a valid manifest) is
-    :class:`~icewright.errors.InvalidMetadata`. ``compiled=False`` runs the Python loop.
+    :class:`~icewright.errors.InvalidMetadata`. ``compiled=False`` runs the Python loop
+    (so does a build without the compiled loops).
     """
 
     def no_sequence_number(f: DataFile) -> NoReturn:
         raise InvalidMetadata(f"data file {f.file_path} has no data sequence number")
 
-    run: Any = _compiled_scan_tasks if compiled else _scan_tasks
+    run: Any = _compiled_scan_tasks if compiled and COMPILED else _scan_tasks
     result: list[FileScanTask] = run(
         entries, FileScanTask, residual, residual_of, deletes_of, NO_DELETES, no_sequence_number
     )

@@ -421,7 +421,8 @@ cdef class EntryDecoder:
         b.data = <const unsigned char*>PyBytes_AS_STRING(body)
         b.position = 0
         b.end = PyBytes_GET_SIZE(body)
-        # filled again for each entry: what an entry keeps is copied out of them
+        # Filled again by each entry (a data file slot the schema has is written by every
+        # entry that is kept, one it lacks stays None); what an entry keeps is copied out.
         cdef list entry = [None] * 4
         cdef list values = [None] * len(self.names)
         while b.position < b.end:
@@ -449,10 +450,8 @@ cdef class EntryDecoder:
         cdef Node field, inner
         cdef tuple partition = ()
         cdef Py_ssize_t i
-        for i in range(4):
+        for i in range(4):  # a status not read yet is None (see the partition's test below)
             entry[i] = None
-        for i in range(len(values)):
-            values[i] = None
         for field in self.entry.children:
             if refused or field.slot == SKIP:
                 skip(b, field)

@@ -82,7 +82,7 @@ def main() -> int:
         for dag_id in ("icewright_nightly_orders", "icewright_orders_views"):
             steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
         steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
-        events = watcher.settle(quiet_seconds=8.0)
+        events = watcher.settle(head_of(TABLE), quiet_seconds=8.0)
     finally:
         watcher.stop()
 
@@ -94,6 +94,14 @@ def main() -> int:
     summarize(home, airflow_home, args.date, steps, events, total=time.monotonic() - started)
     print_dagster(next_day, tick, runs)
     return 0
+
+
+def head_of(table: str) -> int | None:
+    """The current snapshot id of ``table`` in the embedded default (None: no snapshot)."""
+    from icewright.catalog import default_catalog
+
+    current = default_catalog().load_table(table).metadata.current_snapshot()
+    return None if current is None else current.snapshot_id
 
 
 def airflow_env(home: Path, airflow_home: Path) -> dict[str, str]:
@@ -172,11 +180,23 @@ class Watcher:
             self.events.append(dict(event.payload))
             self._last_event = time.monotonic()
 
-    def settle(self, quiet_seconds: float) -> list[dict[str, Any]]:
-        """The events so far, once none came for ``quiet_seconds``."""
-        while time.monotonic() - self._last_event < quiet_seconds:
-            time.sleep(0.5)
+    def settle(self, head: int | None, quiet_seconds: float) -> list[dict[str, Any]]:
+        """The events so far, once one announced ``head`` (the table's current snapshot:
+        every commit before it is announced by then), or, for a head that is no data change
+        (never announced), once none came for ``quiet_seconds`` after this call."""
+        since = time.monotonic()
+        while not self._announced(head):
+            if time.monotonic() - max(since, self._last_event) >= quiet_seconds:
+                break
+            time.sleep(0.2)
         return list(self.events)
+
+    def _announced(self, snapshot_id: int | None) -> bool:
+        return any(
+            s.get("snapshot_id") == snapshot_id
+            for event in list(self.events)
+            for s in event.get("snapshots") or []
+        )
 
     def stop(self) -> None:
         if self._task is not None:

@@ -77,6 +77,9 @@ CLUSTER_CONF = {
     "spark.driver.memory": "512m",
     "spark.executor.memory": "512m",
     "spark.sql.shuffle.partitions": "2",
+    # an executor of a small job spends its time starting: C1 only and the serial
+    # collector (as SPARK_SUBMIT_OPTS gives the suite's drivers, tests/conftest.py)
+    "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
 """Spark settings of a small job on :func:`standalone_cluster`."""
 

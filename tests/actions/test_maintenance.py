@@ -165,3 +165,24 @@ def test_wait_reads_metadata_only_when_the_pointer_moved(
     )
     assert result.timed_out and result.polls >= 3
     assert CountingCatalog.loads == 1
+
+
+def test_publish_view_reads_no_file_of_the_tables(
+    spark: SparkSession, catalog: SqlCatalog, two_appends: list[int]
+) -> None:
+    """The analysis registers the table's columns only: with its manifest list gone (no
+    scan could be planned) the view still publishes, with the columns a read gives."""
+    from icewright.spark.read import read_columns, read_table
+
+    table = catalog.load_table("db.t")
+    assert read_columns(spark, table).schema == read_table(spark, table).schema
+    snapshot = table.metadata.current_snapshot()
+    assert snapshot is not None
+    os.remove(snapshot.manifest_list.removeprefix("file://"))
+    result = publish_view(
+        "db.v", "SELECT region, id FROM t", catalog=catalog, runner=LocalRunner(spark)
+    )
+    assert [(f.name, str(f.field_type)) for f in result.schema.fields] == [
+        ("region", "string"),
+        ("id", "long"),
+    ]

@@ -277,13 +277,18 @@ with DAG(
 """
 
 
-@pytest.fixture
-def event_home(tmp_path: Path) -> Iterator[tuple[AirflowHome, dict[str, str], Path]]:
+@pytest.fixture(scope="module")
+def event_home_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[AirflowHome, dict[str, str], Path]]:
     """An Airflow home of its own (its triggerer runs every trigger in the database) with
-    the event DAG registered, unpaused, and its asset watcher's trigger stored."""
-    home = make_airflow_home(tmp_path / "airflow")
-    iw = tmp_path / "iw"
-    dags = tmp_path / "dags"
+    the event DAG registered, unpaused, and its asset watcher's trigger stored; set up once
+    for the module, its metadata database kept as ``airflow.db.set-up`` for
+    :func:`event_home`."""
+    root = tmp_path_factory.mktemp("event_home")
+    home = make_airflow_home(root / "airflow")
+    iw = root / "iw"
+    dags = root / "dags"
     dags.mkdir()
     source = (EXAMPLES / "icewright_orders_downstream_event.py").read_text()
     assert "POLL_INTERVAL = 30.0" in source
@@ -307,8 +312,24 @@ def event_home(tmp_path: Path) -> Iterator[tuple[AirflowHome, dict[str, str], Pa
         else:
             done = airflow("dags", "reserialize", env=env, timeout=600)
         assert done.returncode == 0, explain(done)
+    shutil.copyfile(home.path / "airflow.db", home.path / "airflow.db.set-up")
     yield home, env, iw
-    shutil.rmtree(tmp_path / "airflow", ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def event_home(
+    event_home_once: tuple[AirflowHome, dict[str, str], Path],
+) -> tuple[AirflowHome, dict[str, str], Path]:
+    """:func:`event_home_once` as it was set up: its metadata database restored (no runs,
+    asset events or watermarks of an earlier test) and an empty ICEWRIGHT_HOME."""
+    home, env, iw = event_home_once
+    for stale in home.path.glob("airflow.db*"):
+        if stale.name != "airflow.db.set-up":
+            stale.unlink()
+    shutil.copyfile(home.path / "airflow.db.set-up", home.path / "airflow.db")
+    shutil.rmtree(iw, ignore_errors=True)
+    return home, env, iw
 
 
 def test_event_dag_watcher_fires_once_per_commit_across_a_triggerer_restart(

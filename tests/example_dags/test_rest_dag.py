@@ -1,6 +1,12 @@
 """Example DAG ``icewright_orders_views`` under ``airflow dags test`` with its default
 connection pointing at a REST catalog (Iceberg Java's server handlers,
-``tests/support/rest.py``) through OAuth2: the table and the views land on the server."""
+``tests/support/rest.py``) through OAuth2, on a fresh warehouse: the table it ensures is
+created (empty) and the views it publishes land on the server, with their columns, docs
+and comment.
+
+That a second run for the same date reuses each view's version (adds none) is asserted
+by ``tests/test_readme.py``, whose main job runs this DAG twice (on the embedded default,
+after the nightly DAG, where pyiceberg reads the table)."""
 
 from __future__ import annotations
 
@@ -36,7 +42,20 @@ def test_views_dag_over_rest(
     assert dag_run_state(done) == "success", explain(done)
 
     catalog = rest_server.catalog(warehouse=warehouse)
-    assert catalog.load_table("sales.orders").metadata.schema().find_field("amount")
+    orders = catalog.load_table("sales.orders").metadata
+    assert orders.schema().find_field("amount")
+    assert orders.current_snapshot() is None  # ensured (created empty), no rows yet
     revenue = catalog.load_view("sales.daily_revenue").metadata
     assert [f.name for f in revenue.schema().fields] == ["day", "region", "orders", "revenue"]
-    assert catalog.load_view("sales.confirmed_orders").metadata.current_version_id == 1
+    assert revenue.schema().find_field("revenue").doc == "sum of amount"
+    assert revenue.properties["comment"].startswith("Orders and revenue per day and region")
+    assert len(revenue.versions) == 1
+    confirmed = catalog.load_view("sales.confirmed_orders").metadata
+    assert confirmed.current_version_id == 1
+    assert [f.name for f in confirmed.schema().fields] == [
+        "order_id",
+        "customer_id",
+        "ts",
+        "region",
+        "amount",
+    ]

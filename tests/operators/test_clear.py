@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icewright.catalog import SqlCatalog
-from tests.support.airflow import AirflowHome, airflow, dags_test, query_metadata_db, run_id_of
+from tests.support.airflow import AirflowHome, dags_test, query_metadata_db, run_id_of
 
 DAGS = Path(__file__).parent / "clear_dags"
 DAG_ID = "icewright_retry_clear"
@@ -69,16 +69,8 @@ def test_retry_commits_once_and_a_clear_commits_again(
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
         "PYTHONPATH": f"{DAGS}:{Path(__file__).parents[2] / 'src'}",
     }
-    clear = Path(__file__).with_name("clear_support.py")
-    for args in (["load"], ["load_each", "0"]):
-        cleared = subprocess.run(
-            [sys.executable, str(clear), DAG_ID, *args],
-            env=run_env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert cleared.returncode == 0, cleared.stderr[-2000:]
+    cleared = _steps(run_env, run_id, "clear/load", "clear/load_each/0")
+    assert cleared.returncode == 0, cleared.stdout[-2000:]
     rows = query_metadata_db(
         airflow_home,
         "SELECT task_id, map_index, max_tries FROM task_instance "
@@ -88,24 +80,53 @@ def test_retry_commits_once_and_a_clear_commits_again(
     )
     assert ("load", -1, 3) in rows  # cleared after 2 tries with retries=1: 2 + 1
 
-    for task, map_index in (("load", None), ("load_each", "0"), ("load_each", "1")):
-        args = ["tasks", "test", DAG_ID, task, run_id]
-        if map_index is not None:
-            args += ["--map-index", map_index]
-        ran = airflow(*args, env=run_env)
-        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    # `airflow tasks test` of the three task instances, then of load again: the cleared
+    # sequence's retry is still that sequence
+    steps = ("test/load", "test/load_each/0", "test/load_each/1", "test/load")
+    ran = _steps(run_env, run_id, *steps)
+    output = ran.stdout
+    assert ran.returncode == 0, output[-3000:]
+    committed = [[p.rsplit(" ", 1)[-1] for p in step] for step in _probes_by_step(output, steps)]
+    assert committed == [["committed=True"], [], [], ["committed=False"]], output[-3000:]
+    states = query_metadata_db(
+        airflow_home,
+        "SELECT task_id, map_index, state FROM task_instance "
+        "WHERE dag_id = :dag AND run_id = :run ORDER BY task_id, map_index",
+        dag=DAG_ID,
+        run=run_id,
+    )
+    assert {state for *_, state in states} == {"success"}, states
 
     table = table.refresh()
     batches = sorted({r["batch"] for r in _read(catalog)})
     # the cleared load and load_each[0] committed the new files; load_each[1] was not
-    # cleared, so its run found its key and committed nothing
+    # cleared, so its run found its key and committed nothing; nor did load's second run
     assert len(table.metadata.snapshots) == 5
     assert batches == ["each0-first", "each0-second", "each1-first", "first", "second"]
-    # the cleared sequence's retry is still that sequence: no third commit of load
-    again = airflow("tasks", "test", DAG_ID, "load", run_id, env=run_env)
-    assert again.returncode == 0
-    assert "committed=False" in "\n".join(_probes(again))
-    assert len(table.refresh().metadata.snapshots) == 5
+
+
+def _steps(env: dict[str, str], run_id: str, *steps: str) -> subprocess.CompletedProcess[str]:
+    """``clear_support.py``'s steps (clears, ``airflow tasks test`` runs) in one process,
+    its output and errors in one stream (in order)."""
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("clear_support.py")), DAG_ID, run_id, *steps],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def _probes_by_step(output: str, steps: tuple[str, ...]) -> list[list[str]]:
+    """The probes of each step of a :func:`_steps` run, in order (each step's output
+    follows its ``=== <step>`` line)."""
+    parts = [p for p in output.split("=== ") if p.split("\n", 1)[0] in steps]
+    assert [p.split("\n", 1)[0] for p in parts] == list(steps), output[-3000:]
+    return [
+        [line.split("PROBE ", 1)[1] for line in p.splitlines() if "PROBE " in line] for p in parts
+    ]
 
 
 def _read(catalog: SqlCatalog) -> list[dict[str, object]]:

@@ -156,15 +156,18 @@ SCHEDULER_LOOP_DONE = "Exiting scheduler loop as requested number of runs"
 
 
 def scheduler_loop(
-    env: Mapping[str, str], timeout: float = 600, grace: float = 60
+    env: Mapping[str, str], timeout: float = 600, grace: float = 5
 ) -> subprocess.CompletedProcess[str]:
     """One scheduler loop, ``airflow scheduler -n 1 -s``, with ``env``.
 
-    After its loop, Airflow 3.3's LocalExecutor sometimes waits forever at shutdown for
-    one idle worker process (seen in this suite: 31 workers gone, one idle, the scheduler
-    in ``wait``). The loop's work is done by then, so once the scheduler has logged that
-    the loop ended it gets ``grace`` seconds to exit and is then stopped; the result then
-    reads as a success, with the loop's output."""
+    After its loop, Airflow 3.3's LocalExecutor shuts down its workers, waiting for the
+    task instances the loop queued (10 to 25 s for the one small task of the downstream
+    tests, on 2 cores), and sometimes waits forever for one idle worker process (seen in
+    this suite: 31 workers gone, one idle, the scheduler in ``wait``). The loop's work
+    (what the tests read from the metadata database: runs, asset events) is done by then,
+    so once the scheduler has logged that the loop ended it gets ``grace`` seconds to exit
+    and is then stopped with its workers; the result then reads as a success, with the
+    loop's output."""
     args = [str(AIRFLOW_BIN), "scheduler", "-n", "1", "-s"]
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(

@@ -34,7 +34,8 @@ def publish_view(
     """Create the view, or give it a new version, with the schema Spark derives for ``sql``.
 
     Tables of the catalog the SQL references (unqualified names resolve in the view's
-    namespace) are registered for the analysis through the read path; the SQL is stored
+    namespace) are registered for the analysis with the columns the read path gives them
+    (their files are not planned: the analysis needs no rows); the SQL is stored
     as written (dialect ``spark``), with the catalog's name and the view's namespace as
     default catalog and namespace. ``column_aliases`` renames the query's columns (one
     name per column); ``column_comments`` (by final column name) become their docs;

@@ -242,7 +242,7 @@ class LocalRunner:
     ) -> tuple[Schema, tuple[tuple[str, ...], ...]]:
         """See :meth:`Runner.analyze_view`."""
         from icewright.spark.failures import expected_analysis_errors
-        from icewright.spark.read import read_table
+        from icewright.spark.read import read_columns
         from icewright.spark.types import schema_from_spark
 
         spark = self.spark
@@ -269,7 +269,8 @@ class LocalRunner:
                         ) from None
                     found.append(name)
                     temp = f"__iw_view_source_{len(found)}"
-                    read_table(spark, target).createOrReplaceTempView(temp)
+                    # the columns are all the analysis needs: no file of the table is planned
+                    read_columns(spark, target).createOrReplaceTempView(temp)
                     registered.append(temp)
                     text = _substitute(text, name, temp)
             else:

@@ -41,14 +41,21 @@ from icewright.expressions import Expression
 from icewright.scan import ScanPlan, Source, TableScan
 from icewright.spark.filters import spark_literal
 from icewright.spark.name_mapping import NAME_MAPPING_PROPERTY
-from icewright.spark.reader import _Reader, _source
+from icewright.spark.reader import _Reader, _source, empty_frame
 from icewright.spark.types import FIELD_ID_KEY
 
 # The read path lives in modules named after what they hold: projection (read schema, schema
 # history, conforming to the projection), filters (literals and two-valued filters),
 # name_mapping (Parquet footers, files without field ids), reader (the plan-to-DataFrame
 # read); deletes are in deletes.py.
-__all__ = ["FIELD_ID_KEY", "NAME_MAPPING_PROPERTY", "read_plan", "read_table", "spark_literal"]
+__all__ = [
+    "FIELD_ID_KEY",
+    "NAME_MAPPING_PROPERTY",
+    "read_columns",
+    "read_plan",
+    "read_table",
+    "spark_literal",
+]
 
 
 # --- public API ------------------------------------------------------------------------------
@@ -101,3 +108,11 @@ def read_plan(spark: SparkSession, table: Source, plan: ScanPlan) -> DataFrame:
     """
     metadata, io = _source(table)
     return _Reader(spark, metadata, io, plan).frame()
+
+
+def read_columns(spark: SparkSession, table: Source) -> DataFrame:
+    """A DataFrame with the columns :func:`read_table` gives ``table`` (its current schema)
+    and no rows, without planning the table's files: what analysing SQL over the table
+    needs (a view's schema depends on the tables' schemas, not on their data)."""
+    metadata, _ = _source(table)
+    return empty_frame(spark, metadata.schema())

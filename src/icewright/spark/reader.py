@@ -113,6 +113,15 @@ def _source(table: Source) -> tuple[TableMetadata, FileIO]:
     return metadata, io
 
 
+def empty_frame(spark: SparkSession, projection: Schema) -> DataFrame:
+    """A DataFrame without rows whose columns are those a read of ``projection`` returns
+    (the Spark types of :func:`to_spark_field`, every column nullable); a column Spark
+    cannot hold raises :class:`ValidationError`."""
+    _check_supported(projection.fields, spark.version, "selected")
+    output = [to_spark_field(f) for f in projection.fields]
+    return spark.createDataFrame([], _nullable_struct(T.StructType(output)))
+
+
 class _Reader:
     """One read of a planned scan."""
 
@@ -143,10 +152,10 @@ class _Reader:
 
     def frame(self) -> DataFrame:
         projection = self.plan.projected_schema
+        if not self.tasks:
+            return empty_frame(self.spark, projection)
         _check_supported(projection.fields, self.version, "selected")
         output = [to_spark_field(f) for f in projection.fields]
-        if not self.tasks:
-            return self.spark.createDataFrame([], _nullable_struct(T.StructType(output)))
         residual = self._residual()
         internal = self._internal_struct(projection, residual)
         self._ensure_confs(internal)

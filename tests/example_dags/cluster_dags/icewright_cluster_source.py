@@ -16,6 +16,8 @@ CONF = {
     "spark.driver.memory": "512m",
     "spark.executor.memory": "512m",
     "spark.sql.shuffle.partitions": "2",
+    # the executor of a small job spends its time starting (tests/actions/submit_support.py)
+    "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
 
 with DAG(

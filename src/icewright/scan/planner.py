@@ -337,7 +337,7 @@ class _Planner:
         return manifest, open_manifest(data, path)
 
     def read(
-        self, manifest: ManifestFile, data: AvroContainer, *, all_metrics: bool = False
+        self, manifest: ManifestFile, opened: AvroContainer, *, all_metrics: bool = False
     ) -> _ManifestResult:
         is_delete = manifest.content is ManifestContent.DELETES
         metrics = METRICS_MAPS if is_delete or all_metrics else self.data_metrics
@@ -377,7 +377,7 @@ class _Planner:
         use_limits = not is_delete and filters is not None and live is not None
         limits = self.bound_limits if use_limits else ()
         entries = read_manifest(
-            data,
+            opened,
             manifest,
             metrics=metrics,
             # a filter on columns the spec does not partition by refuses no partition

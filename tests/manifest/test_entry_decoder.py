@@ -267,27 +267,39 @@ _bounds = st.dictionaries(st.integers(1, 40), st.binary(max_size=9), max_size=4)
 def _files(draw: st.DrawFn, version: int) -> list[tuple[str, DataFile]]:
     """Entries of every status with random metrics (or none), partitions and options: of
     a data manifest, or (v2 on) of a delete manifest."""
-    out = []
+    out: list[tuple[str, DataFile]] = []
     deletes = version > 1 and draw(st.booleans())
     kinds = [FileContent.POSITION_DELETES, FileContent.EQUALITY_DELETES]
+
+    def again(name: str, fresh: Any) -> Any:
+        # often a value an earlier file has (the C decoder shares repeated values)
+        seen = [getattr(f, name) for _, f in out if getattr(f, name) is not None]
+        return draw(st.sampled_from(seen)) if seen and draw(st.booleans()) else fresh
+
     for n in range(draw(st.integers(1, 6))):
         content = draw(st.sampled_from(kinds)) if deletes else FileContent.DATA
         options: dict[str, Any] = {
             name: draw(st.none() | (_bounds if "bounds" in name else _counts))
             for name in METRICS_MAPS
         }
-        options["split_offsets"] = draw(st.none() | st.lists(st.integers(0, 2**50), max_size=3))
+        options["split_offsets"] = again(
+            "split_offsets", draw(st.none() | st.lists(st.integers(0, 2**50), max_size=3))
+        )
         options["key_metadata"] = draw(st.none() | st.binary(max_size=4))
         options["sort_order_id"] = draw(st.none() | st.integers(0, 3))
         if content is FileContent.EQUALITY_DELETES:
-            options["equality_ids"] = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+            ids = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+            options["equality_ids"] = again("equality_ids", ids)
         if version >= 2 and content is FileContent.POSITION_DELETES:
             options["referenced_data_file"] = draw(st.none() | _names)
-        partition = (
-            draw(st.none() | _names),
-            draw(st.none() | st.integers(-(2**31), 2**31 - 1)),
-            draw(st.integers(0, 15)),
-            draw(st.none() | _names),
+        partition = again(
+            "partition",
+            (
+                draw(st.none() | _names),
+                draw(st.none() | st.integers(-(2**31), 2**31 - 1)),
+                draw(st.integers(0, 15)),
+                draw(st.none() | _names),
+            ),
         )
         f = data_file(
             f"s3://b/t/{draw(_names)}-{n}.parquet",
@@ -398,3 +410,31 @@ def test_the_compiled_decoder_fills_only_slotted_files() -> None:
     with pytest.raises(TypeError, match=r"WithDict\.file_path is not a slot"):
         EntryDecoder(plan, names, [], defaults, WithDict, {}, *args)
     EntryDecoder(plan, names, [], defaults, slotted, {}, *args)
+
+
+def test_the_compiled_decoder_shares_what_files_repeat() -> None:
+    # A partition, a file format and split offsets that many files of a manifest repeat
+    # are decoded once and the same object given to each file; more distinct values than
+    # the decoder remembers (256 spans) still decode right, each its own.
+    files = [
+        (
+            "add",
+            data_file(
+                f"s3://b/t/{i}.parquet",
+                ("eu", 19000 + i % 700, 3, None),
+                split_offsets=[4, 4 + i % 3],
+            ),
+        )
+        for i in range(2100)
+    ]
+    container, compiled, python = _decoders(_write(2, files), frozenset())
+    in_c = compiled.decode(container.body, container.record_count)
+    assert in_c == entry_decoder._decode_in_python(container, python, None)
+    decoded = [row[4] for row in in_c]
+    assert [f.partition for f in decoded] == [f.partition for _, f in files]
+    assert decoded[1].split_offsets == (4, 5)
+    assert decoded[0].partition is not decoded[1].partition
+    assert decoded[0].split_offsets is decoded[3].split_offsets
+    assert decoded[1].file_format is decoded[2].file_format
+    shared = {id(f.partition) for f in decoded}
+    assert 700 <= len(shared) < 2100  # a repeat decoded since it was forgotten is new

@@ -17,7 +17,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from icewright.manifest._slots cimport set_slot, slot_offset
 
@@ -52,6 +52,7 @@ cdef enum:
 cdef enum:
     MAX_FIELDS = 48         # DataFile has 21
     ENTRY_FIELDS = 5        # ManifestEntry: status, snapshot id, two sequence numbers, file
+    SHARED_SIZE = 256       # spans remembered per manifest (a power of two)
 
 _ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
 
@@ -91,6 +92,18 @@ cdef struct Buffer:
     const unsigned char* data
     Py_ssize_t position
     Py_ssize_t end
+
+
+cdef struct Shared:
+    # Values of one manifest that many entries repeat (a partition, a file format, split
+    # offsets): the bytes each was decoded from (a span of the manifest's body, and the
+    # slot it was read for) at a position found by hashing them; the value itself at the
+    # same index of a list. An entry whose bytes are a remembered span's gets the same
+    # (immutable) object: no decoding, no conversion, no new object. Direct-mapped: a
+    # collision only replaces the older span.
+    Py_ssize_t start[SHARED_SIZE]
+    Py_ssize_t length[SHARED_SIZE]   # -1: empty
+    int slot[SHARED_SIZE]
 
 
 cdef class Limit:
@@ -354,6 +367,7 @@ cdef class EntryDecoder:
     cdef object parse_format
     cdef int path_slot, count_slot, size_slot, content_slot, format_slot
     cdef int split_slot, equality_slot, lower_slot, upper_slot
+    cdef bint repeated[MAX_FIELDS]          # data file slots read through ``shared``
 
     def __init__(
         self, plan, names, converters, defaults, data_file_type, statuses, contents,
@@ -377,6 +391,11 @@ cdef class EntryDecoder:
         self.equality_slot = slots.get("equality_ids", -1)
         self.lower_slot = slots.get("lower_bounds", -1)
         self.upper_slot = slots.get("upper_bounds", -1)
+        if len(self.names) > MAX_FIELDS:
+            raise ValueError(f"a data file of more than {MAX_FIELDS} fields")
+        for i in range(len(self.names)):
+            # Fields many files of a manifest repeat, converted once (see ``cooked``).
+            self.repeated[i] = i in (self.format_slot, self.split_slot, self.equality_slot)
         defaults = dict(defaults)
         if self.content_slot < 0:  # no content field (v1): every file holds data
             defaults["content"] = lookup(self.contents, 0, "data file content")
@@ -425,8 +444,12 @@ cdef class EntryDecoder:
         # entry that is kept, one it lacks stays None); what an entry keeps is copied out.
         cdef list entry = [None] * 4
         cdef list values = [None] * len(self.names)
+        cdef Shared shared
+        cdef list shared_values = [None] * SHARED_SIZE
+        for i in range(SHARED_SIZE):
+            shared.length[i] = -1
         while b.position < b.end:
-            data_file = self.one(&b, entry, values, accept, keep, checks)
+            data_file = self.one(&b, entry, values, accept, keep, checks, &shared, shared_values)
             count += 1
             if data_file is None:
                 continue
@@ -442,7 +465,8 @@ cdef class EntryDecoder:
         return rows
 
     cdef object one(
-        self, Buffer* b, list entry, list values, object accept, object keep, list checks
+        self, Buffer* b, list entry, list values, object accept, object keep, list checks,
+        Shared* shared, list shared_values,
     ):
         # The entry's DataFile, its status and tracking fields left in ``entry``; None if
         # the entry is left out.
@@ -460,12 +484,16 @@ cdef class EntryDecoder:
                     if refused or inner.slot == SKIP:
                         skip(b, inner)
                     elif inner.slot == PARTITION:
-                        partition = self.partition(b, inner)
+                        partition = self.shared(b, inner, PARTITION, shared, shared_values)
                         # with the status read (it comes first in every writer's schema),
                         # a refused partition skips the rest of the entry undecoded
                         if accept is not None and entry[0] is not None and entry[0] != 2:
                             judged = True
                             refused = not accept(partition)
+                    elif self.repeated[inner.slot]:
+                        values[inner.slot] = self.shared(
+                            b, inner, inner.slot, shared, shared_values
+                        )
                     else:
                         values[inner.slot] = read(b, inner)
             else:
@@ -483,6 +511,42 @@ cdef class EntryDecoder:
             return None
         entry[0] = status
         return data_file
+
+    cdef object shared(self, Buffer* b, Node node, int slot, Shared* shared, list values):
+        # The value of ``node`` at the buffer's position, read for ``slot`` and converted
+        # (see Shared); the buffer is left after it either way.
+        cdef Py_ssize_t start = b.position, length, at
+        cdef unsigned long long h = 14695981039346656037ULL ^ <unsigned int>slot  # FNV-1a
+        skip(b, node)
+        length = b.position - start
+        for at in range(start, b.position):
+            h = (h ^ b.data[at]) * 1099511628211ULL
+        at = <Py_ssize_t>(h & (SHARED_SIZE - 1))
+        if (
+            shared.length[at] == length
+            and shared.slot[at] == slot
+            and memcmp(b.data + shared.start[at], b.data + start, length) == 0
+        ):
+            return values[at]
+        b.position = start
+        if slot == PARTITION:
+            value = self.partition(b, node)
+        else:
+            value = self.cooked(slot, read(b, node))
+        values[at] = value
+        shared.start[at] = start
+        shared.length[at] = length
+        shared.slot[at] = slot
+        return value
+
+    cdef object cooked(self, int slot, object value):
+        # A repeated data file field as the DataFile holds it (see ``repeated``).
+        if slot == self.format_slot:
+            found = PyDict_GetItem(self.formats, value)
+            return self.parse_format(value) if found == NULL else <object>found
+        if value is not None:  # split offsets, equality ids: a list read, a tuple kept
+            return tuple(value)
+        return None
 
     cdef bint breaks(self, list values, list checks):
         cdef Limit limit
@@ -522,12 +586,6 @@ cdef class EntryDecoder:
             raise ValueError(f"{path}: an equality delete file lists no equality_ids")
         if self.content_slot >= 0:
             values[self.content_slot] = lookup(self.contents, content, "data file content")
-        name = values[self.format_slot]
-        found = PyDict_GetItem(self.formats, name)
-        values[self.format_slot] = self.parse_format(name) if found == NULL else <object>found
-        for slot in (self.split_slot, self.equality_slot):
-            if slot >= 0 and values[slot] is not None:
-                values[slot] = tuple(values[slot])
         f = object.__new__(self.data_file_type)
         for i in range(self.field_count):
             source = self.sources[i]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from icewright.expressions import InclusiveMetricsEvaluator, parse
 from icewright.manifest import (
+    ColumnMap,
     DataFile,
     EntryStatus,
     FileContent,
@@ -211,6 +212,29 @@ def test_unknown_fields_are_skipped_like_fastavro_reads_them(monkeypatch: Any) -
     monkeypatch.setattr(entry_decoder, "manifest_entry_decoder", lambda *a, **k: None)
     monkeypatch.setattr(entry_decoder, "compiled_entry_decoder", lambda *a, **k: None)
     assert read_manifest(other, committed) == compiled
+
+
+@with_each_decoder
+def test_a_column_written_twice_in_a_metrics_map_keeps_its_last_value() -> None:
+    # As a dict (and fastavro, Iceberg Java) reads such a map; the maps are ColumnMaps,
+    # those of the files before and after it share their index.
+    data, manifest = write_mixed(2, SPEC, partitioned_files())
+    reader = fastavro.reader(io.BytesIO(data))
+    records = [r for r in reader if isinstance(r, dict)]
+    counts = records[1]["data_file"]["value_counts"]
+    records[1]["data_file"]["value_counts"] = [*counts, {"key": counts[0]["key"], "value": 77}]
+    buf = io.BytesIO()
+    metadata = {k: v for k, v in reader.metadata.items() if k != "avro.schema"}
+    fastavro.writer(buf, reader.writer_schema, records, metadata=metadata)
+
+    entries = read_manifest(buf.getvalue(), manifest.replace(sequence_number=9))
+    expected = {c["key"]: c["value"] for c in counts} | {counts[0]["key"]: 77}
+    assert entries[1].data_file.value_counts == expected
+    assert list(entries[1].data_file.value_counts) == list(expected)
+    assert all(type(e.data_file.value_counts) is ColumnMap for e in entries)
+    for i in (0, 2):
+        written = records[i]["data_file"]["value_counts"]
+        assert entries[i].data_file.value_counts == {c["key"]: c["value"] for c in written}
 
 
 @with_each_decoder

@@ -13,6 +13,7 @@ from icewright.manifest.avro_schemas import (
     manifest_list_schema,
     struct_to_avro,
 )
+from icewright.manifest.column_map import ColumnMap
 from icewright.manifest.data_file import (
     DEFAULT_BLOCK_SIZE,
     UNASSIGNED_SEQ,
@@ -42,6 +43,7 @@ from icewright.manifest.manifest_list import (
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "UNASSIGNED_SEQ",
+    "ColumnMap",
     "DataFile",
     "EntryStatus",
     "FileContent",

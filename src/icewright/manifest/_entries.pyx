@@ -13,15 +13,20 @@ does, never reads past the buffer.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_AsTuple
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcmp, memcpy
 
-from icewright.manifest._slots cimport set_slot, slot_offset
+from icewright.manifest._slots cimport get_slot, set_slot, slot_offset
 
 import sys
+
+from icewright.manifest.column_map import ColumnMap, _index_of
+from icewright.manifest.data_file import METRICS_MAPS
 
 if sys.byteorder != "little":  # floats are copied as stored (little-endian)
     raise ImportError("the compiled manifest decoder needs a little-endian machine")
@@ -123,15 +128,23 @@ cdef class Limit:
         self.min_upper = min_upper if self.has_min else 0
 
 
+cdef object _COLUMN_MAP = ColumnMap
+cdef Py_ssize_t _MAP_INDEX = slot_offset(ColumnMap, "_index")
+cdef Py_ssize_t _MAP_VALUES = slot_offset(ColumnMap, "_values")
+
+
 cdef bint bound_of(object bounds, Limit limit, long long* out):
     """The integer bound stored for the limit's column, if it has one of its widths."""
     cdef PyObject* found
     cdef int value4
     cdef Py_ssize_t n
-    if type(bounds) is not dict:
+    if type(bounds) is not _COLUMN_MAP:
         return False
-    found = PyDict_GetItem(<dict>bounds, limit.field_id)
-    if found == NULL or type(<object>found) is not bytes:
+    found = PyDict_GetItem(<dict>get_slot(bounds, _MAP_INDEX), limit.field_id)
+    if found == NULL:
+        return False
+    found = <PyObject*>(<tuple>get_slot(bounds, _MAP_VALUES))[<Py_ssize_t><object>found]
+    if type(<object>found) is not bytes:
         return False
     n = PyBytes_GET_SIZE(<object>found)
     if n == 8 and limit.eight:
@@ -352,6 +365,81 @@ cdef object lookup(dict table, object key, str what):
     return <object>found
 
 
+cdef class _Ids:
+    """The column ids of the last map read for one metrics field, and their index."""
+
+    cdef long long* ids
+    cdef Py_ssize_t size, capacity
+    cdef object index        # dict: column id -> position, shared (see column_map)
+    cdef long long* last     # the ids ``index`` was made for
+    cdef Py_ssize_t last_size
+
+    def __cinit__(self):
+        self.ids = self.last = NULL
+        self.size = self.capacity = self.last_size = 0
+        self.index = None
+
+    def __dealloc__(self):
+        PyMem_Free(self.ids)
+        PyMem_Free(self.last)
+
+    cdef int put(self, long long column) except -1:
+        cdef long long* grown
+        if self.size == self.capacity:
+            grown = <long long*>PyMem_Realloc(self.ids, (self.capacity * 2 + 8) * sizeof(long long))
+            if grown == NULL:
+                raise MemoryError()
+            self.ids = grown
+            grown = <long long*>PyMem_Realloc(self.last, (self.capacity * 2 + 8) * sizeof(long long))
+            if grown == NULL:
+                raise MemoryError()
+            self.last = grown
+            self.capacity = self.capacity * 2 + 8
+        self.ids[self.size] = column
+        self.size += 1
+        return 0
+
+    cdef object shared_index(self):
+        # The index of the ids put since the last call: the last one when they are the
+        # same (the common case: a table's files describe the same columns), else a new
+        # one; None when an id repeats (the map is then built as a dict would be).
+        cdef Py_ssize_t size = self.size
+        self.size = 0
+        if (
+            self.index is not None
+            and size == self.last_size
+            and memcmp(self.ids, self.last, size * sizeof(long long)) == 0
+        ):
+            return self.index
+        index = _index_of(tuple([self.ids[i] for i in range(size)]))
+        if len(index) != size:
+            return None
+        memcpy(self.last, self.ids, size * sizeof(long long))
+        self.last_size = size
+        self.index = index
+        return index
+
+
+cdef class _Run:
+    """What one ``decode`` call fills again for each entry, and what it remembers."""
+
+    cdef list entry           # status and the tracking fields
+    cdef list values          # per data file slot
+    cdef Shared shared
+    cdef list shared_values
+    cdef list ids             # per data file slot: its _Ids if it is a metrics map
+    cdef list map_values      # the values of the map being read
+
+    def __init__(self, Py_ssize_t slots, list metric):
+        self.entry = [None] * 4
+        self.values = [None] * slots
+        self.shared_values = [None] * SHARED_SIZE
+        for i in range(SHARED_SIZE):
+            self.shared.length[i] = -1
+        self.ids = [_Ids() if is_metric else None for is_metric in metric]
+        self.map_values = []
+
+
 cdef class EntryDecoder:
     """Decodes the entries of manifests written with one schema (see ``entry_plan``)."""
 
@@ -368,6 +456,7 @@ cdef class EntryDecoder:
     cdef int path_slot, count_slot, size_slot, content_slot, format_slot
     cdef int split_slot, equality_slot, lower_slot, upper_slot
     cdef bint repeated[MAX_FIELDS]          # data file slots read through ``shared``
+    cdef list metric                        # per data file slot: a metrics map?
 
     def __init__(
         self, plan, names, converters, defaults, data_file_type, statuses, contents,
@@ -396,6 +485,7 @@ cdef class EntryDecoder:
         for i in range(len(self.names)):
             # Fields many files of a manifest repeat, converted once (see ``cooked``).
             self.repeated[i] = i in (self.format_slot, self.split_slot, self.equality_slot)
+        self.metric = [name in METRICS_MAPS for name in self.names]
         defaults = dict(defaults)
         if self.content_slot < 0:  # no content field (v1): every file holds data
             defaults["content"] = lookup(self.contents, 0, "data file content")
@@ -442,14 +532,10 @@ cdef class EntryDecoder:
         b.end = PyBytes_GET_SIZE(body)
         # Filled again by each entry (a data file slot the schema has is written by every
         # entry that is kept, one it lacks stays None); what an entry keeps is copied out.
-        cdef list entry = [None] * 4
-        cdef list values = [None] * len(self.names)
-        cdef Shared shared
-        cdef list shared_values = [None] * SHARED_SIZE
-        for i in range(SHARED_SIZE):
-            shared.length[i] = -1
+        cdef _Run run = _Run(len(self.names), self.metric)
+        cdef list entry = run.entry
         while b.position < b.end:
-            data_file = self.one(&b, entry, values, accept, keep, checks, &shared, shared_values)
+            data_file = self.one(&b, run, accept, keep, checks)
             count += 1
             if data_file is None:
                 continue
@@ -465,15 +551,15 @@ cdef class EntryDecoder:
         return rows
 
     cdef object one(
-        self, Buffer* b, list entry, list values, object accept, object keep, list checks,
-        Shared* shared, list shared_values,
+        self, Buffer* b, _Run run, object accept, object keep, list checks
     ):
-        # The entry's DataFile, its status and tracking fields left in ``entry``; None if
-        # the entry is left out.
+        # The entry's DataFile, its status and tracking fields left in ``run.entry``; None
+        # if the entry is left out.
         cdef bint refused = False, judged = False, live
         cdef Node field, inner
         cdef tuple partition = ()
         cdef Py_ssize_t i
+        cdef list entry = run.entry, values = run.values
         for i in range(4):  # a status not read yet is None (see the partition's test below)
             entry[i] = None
         for field in self.entry.children:
@@ -484,16 +570,16 @@ cdef class EntryDecoder:
                     if refused or inner.slot == SKIP:
                         skip(b, inner)
                     elif inner.slot == PARTITION:
-                        partition = self.shared(b, inner, PARTITION, shared, shared_values)
+                        partition = self.shared(b, inner, PARTITION, run)
                         # with the status read (it comes first in every writer's schema),
                         # a refused partition skips the rest of the entry undecoded
                         if accept is not None and entry[0] is not None and entry[0] != 2:
                             judged = True
                             refused = not accept(partition)
                     elif self.repeated[inner.slot]:
-                        values[inner.slot] = self.shared(
-                            b, inner, inner.slot, shared, shared_values
-                        )
+                        values[inner.slot] = self.shared(b, inner, inner.slot, run)
+                    elif run.ids[inner.slot] is not None:
+                        values[inner.slot] = self.column_map(b, inner, run.ids[inner.slot], run)
                     else:
                         values[inner.slot] = read(b, inner)
             else:
@@ -512,9 +598,11 @@ cdef class EntryDecoder:
         entry[0] = status
         return data_file
 
-    cdef object shared(self, Buffer* b, Node node, int slot, Shared* shared, list values):
+    cdef object shared(self, Buffer* b, Node node, int slot, _Run run):
         # The value of ``node`` at the buffer's position, read for ``slot`` and converted
         # (see Shared); the buffer is left after it either way.
+        cdef Shared* shared = &run.shared
+        cdef list values = run.shared_values
         cdef Py_ssize_t start = b.position, length, at
         cdef unsigned long long h = 14695981039346656037ULL ^ <unsigned int>slot  # FNV-1a
         skip(b, node)
@@ -538,6 +626,49 @@ cdef class EntryDecoder:
         shared.length[at] = length
         shared.slot[at] = slot
         return value
+
+    cdef object column_map(self, Buffer* b, Node node, _Ids ids, _Run run):
+        # A metrics map (Iceberg's map: key/value records of column id and value) as a
+        # ColumnMap sharing its index with the last map of the same ids; a count equal to
+        # the one before it is the same int object (value counts repeat the record count).
+        cdef long long n, count, column, value, previous = 0
+        cdef bint longs, seen = False
+        cdef list values = run.map_values
+        cdef object item = None
+        if node.kind == K_UNION:
+            read_long(b, &n)
+            if n == 0:
+                return None
+            if n != 1:
+                raise ValueError(f"union branch {n}")
+            node = node.first
+        if node.kind != K_PAIRS or node.first.kind != K_LONG:
+            return ColumnMap(read(b, node))
+        longs = node.second.kind == K_LONG
+        del values[:]
+        read_long(b, &count)
+        while count != 0:
+            if count < 0:
+                count = -count
+                read_long(b, &n)
+            for _ in range(count):
+                read_long(b, &column)
+                ids.put(column)
+                if not longs:
+                    values.append(read(b, node.second))
+                    continue
+                read_long(b, &value)
+                if not seen or value != previous:
+                    item, previous, seen = value, value, True
+                values.append(item)
+            read_long(b, &count)
+        index = ids.shared_index()
+        if index is None:  # a column twice: the last value counts, as in a dict
+            return ColumnMap(zip([ids.ids[i] for i in range(len(values))], values))
+        m = object.__new__(_COLUMN_MAP)
+        set_slot(m, _MAP_INDEX, index)
+        set_slot(m, _MAP_VALUES, PyList_AsTuple(values))
+        return m
 
     cdef object cooked(self, int slot, object value):
         # A repeated data file field as the DataFile holds it (see ``repeated``).

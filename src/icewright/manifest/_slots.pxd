@@ -27,7 +27,7 @@ cdef extern from "Python.h":
     int READONLY
 
 
-cdef inline Py_ssize_t slot_offset(type cls, str name) except -1:
+cdef inline Py_ssize_t slot_offset(object cls, str name) except -1:
     """Where the slot ``name`` of ``cls`` lives in an instance (checked once per type)."""
     cdef object descriptor = cls.__dict__.get(name)
     cdef PyTypeObject* kind = Py_TYPE(descriptor)

@@ -23,6 +23,7 @@ from enum import IntEnum, StrEnum
 from typing import Any
 
 from icewright.errors import ValidationError
+from icewright.manifest.column_map import ColumnMap
 
 UNASSIGNED_SEQ = -1
 """Stand-in for a sequence number that is assigned when the snapshot commits.
@@ -95,7 +96,7 @@ def _copy_map(value: Mapping[int, Any] | None, what: str) -> Mapping[int, Any] |
         return None
     if not isinstance(value, Mapping):
         raise ValidationError(f"{what} must be a mapping from field id to value, got {value!r}")
-    return dict(value)
+    return ColumnMap.of(value)
 
 
 def _int_tuple(value: Any, what: str) -> tuple[int, ...] | None:
@@ -127,10 +128,11 @@ class DataFile:
     """One data or delete file of a table (spec: "Data File Fields").
 
     ``partition`` is the partition tuple in the order of the partition spec's fields,
-    using the project's Python value conventions. ``lower_bounds`` and ``upper_bounds``
-    hold Appendix D single-value bytes per column id. ``spec_id`` is not stored in the
-    manifest: it is the id of the spec the manifest was written with, and a reader fills
-    it in from the manifest list.
+    using the project's Python value conventions. The six metrics maps (given as any
+    mapping, kept as an immutable :class:`~icewright.manifest.ColumnMap`) hold a value per
+    column id; ``lower_bounds`` and ``upper_bounds`` hold Appendix D single-value bytes.
+    ``spec_id`` is not stored in the manifest: it is the id of the spec the manifest was
+    written with, and a reader fills it in from the manifest list.
 
     ``first_row_id``, ``content_offset`` and ``content_size_in_bytes`` exist from format
     v3 on, ``referenced_data_file`` from v2 on.
@@ -202,7 +204,8 @@ class DataFile:
             )
 
     def __hash__(self) -> int:
-        # The metric maps are dicts; a file is identified by its content kind and location.
+        # The metric maps are not hashable; a file is identified by its content kind and
+        # location.
         return hash((self.content, self.file_path))
 
     def replace(self, **changes: Any) -> DataFile:

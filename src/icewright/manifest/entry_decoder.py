@@ -36,6 +36,7 @@ from icewright.manifest.avro_schemas import (
     AvroSchema,
     data_file_type,
 )
+from icewright.manifest.column_map import ColumnMap
 from icewright.manifest.data_file import (
     METRICS_MAPS,
     UNASSIGNED_SEQ,
@@ -358,6 +359,10 @@ def manifest_entry_decoder(
         if name in data_file:
             value = data_file[name]
             data_file[name] = f"None if {value} is None else tuple({value})"
+    for name in METRICS_MAPS:
+        if name in data_file:
+            value = data_file[name]
+            data_file[name] = f"None if {value} is None else ColumnMap({value})"
     source.emit(1, "f = new(DataFile)")
     # DataFile is frozen (slots): every field set as its __init__ would, without the checks
     for name in DataFile.__dataclass_fields__:
@@ -372,6 +377,7 @@ def manifest_entry_decoder(
         "new": object.__new__,
         "set_": object.__setattr__,
         "DataFile": DataFile,
+        "ColumnMap": ColumnMap,
         "DEFAULTS": defaults,
         "CONTENTS": _Strict({int(c): c for c in FileContent}, "data file content"),
         "STATUSES": _Strict({int(s): s for s in EntryStatus}, "entry status"),

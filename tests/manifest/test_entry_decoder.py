@@ -23,6 +23,7 @@ from icewright.manifest import (
     ManifestEntry,
     ManifestWriter,
     entry_decoder,
+    open_manifest,
     read_manifest,
 )
 from icewright.manifest.entry_decoder import (
@@ -462,3 +463,37 @@ def test_the_compiled_decoder_shares_what_files_repeat() -> None:
     assert decoded[1].file_format is decoded[2].file_format
     shared = {id(f.partition) for f in decoded}
     assert 700 <= len(shared) < 2100  # a repeat decoded since it was forgotten is new
+
+
+def test_entries_indexed_in_another_thread_decode_the_same() -> None:
+    # open_manifest, given the manifest and metrics, walks the entries (without the GIL)
+    # where it runs; read_manifest then decodes from that index. An index made for other
+    # metrics (another decoder) is not used.
+    from concurrent.futures import ThreadPoolExecutor
+
+    data, manifest = write_mixed(2, SPEC, partitioned_files())
+    committed = manifest.replace(sequence_number=9)
+    expected = read_manifest(data, committed, metrics=("lower_bounds",))
+    with ThreadPoolExecutor(2) as pool:
+        opened = pool.submit(
+            open_manifest, data, "m.avro", manifest=committed, metrics=["lower_bounds"]
+        ).result()
+    assert opened.index is not None
+    assert read_manifest(opened, committed, metrics=("lower_bounds",)) == expected
+    everything = read_manifest(opened, committed)  # every metric: indexed again
+    assert everything == read_manifest(data, committed)
+    assert everything != expected
+
+
+def test_the_index_refuses_entries_that_do_not_end_where_the_blocks_do() -> None:
+    data, _ = write_mixed(2, SPEC, partitioned_files())
+    _, compiled, _ = _decoders(data, frozenset(METRICS_MAPS))
+    container = open_container(data, "m")
+    body, count = container.body, container.record_count
+    with pytest.raises(ValueError, match="the data ends inside a value"):
+        compiled.index(body[:-3], count)
+    for wrong in (count - 1, count + 1):
+        with pytest.raises(ValueError, match="do not end where the blocks do"):
+            compiled.index(body, wrong)
+    with pytest.raises(ValueError, match="a manifest of -1 entries"):
+        compiled.index(body, -1)

@@ -23,4 +23,8 @@ class EntryDecoder:
         keep: Callable[[Any], bool] | None = None,
         inherit: tuple[type, int | None, int] | None = None,
         limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
+        index: object | None = None,
     ) -> list[Any]: ...
+    def index(self, body: bytes, record_count: int) -> object: ...
+
+ENTRY_NAMES: tuple[str, ...]

@@ -14,7 +14,7 @@ does, never reads past the buffer.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_AsTuple
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -59,7 +59,8 @@ cdef enum:
     ENTRY_FIELDS = 5        # ManifestEntry: status, snapshot id, two sequence numbers, file
     SHARED_SIZE = 256       # spans remembered per manifest (a power of two)
 
-_ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+# ManifestEntry's fields in the order their slots are filled (the task builder reads them)
+ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
 
 
 cdef class Node:
@@ -157,11 +158,19 @@ cdef bint bound_of(object bounds, Limit limit, long long* out):
     return False
 
 
-cdef int _truncated() except -1:
-    raise ValueError("the data ends inside a value")
+cdef int _fail(const char* why) except -1 with gil:
+    raise ValueError(why.decode())
 
 
-cdef inline int read_long(Buffer* b, long long* out) except -1:
+cdef int _truncated() except -1 nogil:
+    return _fail(b"the data ends inside a value")
+
+
+cdef int _too_long() except -1 nogil:
+    return _fail(b"a varint longer than 10 bytes")
+
+
+cdef inline int read_long(Buffer* b, long long* out) except -1 nogil:
     cdef unsigned long long value = 0
     cdef int shift = 0
     cdef unsigned char byte
@@ -175,25 +184,25 @@ cdef inline int read_long(Buffer* b, long long* out) except -1:
             break
         shift += 7
         if shift > 63:
-            raise ValueError("a varint longer than 10 bytes")
+            _too_long()
     out[0] = <long long>((value >> 1) ^ (-(value & 1)))
     return 0
 
 
-cdef inline int skip_long(Buffer* b) except -1:
+cdef inline int skip_long(Buffer* b) except -1 nogil:
     # read_long without the value: the bytes up to the first without its high bit
     cdef Py_ssize_t longest = b.position + 10
     while True:
         if b.position >= b.end:
             _truncated()
         if b.position >= longest:
-            raise ValueError("a varint longer than 10 bytes")
+            _too_long()
         b.position += 1
         if b.data[b.position - 1] < 0x80:
             return 0
 
 
-cdef int skip_longs(Buffer* b, long long n) except -1:
+cdef int skip_longs(Buffer* b, long long n) except -1 nogil:
     # n varints one after another (a block of a map of longs): the bytes up to the n-th
     # without its high bit
     cdef Py_ssize_t position = b.position, run = 0
@@ -206,32 +215,42 @@ cdef int skip_longs(Buffer* b, long long n) except -1:
         else:
             run += 1
             if run >= 10:
-                raise ValueError("a varint longer than 10 bytes")
+                _too_long()
         position += 1
     b.position = position
     return 0
 
 
-cdef inline int advance(Buffer* b, long long size) except -1:
+cdef inline int advance(Buffer* b, long long size) except -1 nogil:
     if size < 0 or size > b.end - b.position:
-        raise ValueError("a string, bytes or fixed value runs past the end of the data")
+        _fail(b"a string, bytes or fixed value runs past the end of the data")
     b.position += size
     return 0
 
 
-cdef inline int skip_item(Buffer* b, Node node) except -1:
+cdef struct Flat:
+    # A Node as plain C data, for the walk without the GIL (see EntryDecoder.index).
+    int kind
+    Py_ssize_t size       # fixed: its size
+    int first, second     # as Node's, an index into the flat nodes (-1: none)
+    int kids, nkids       # union branches, record fields: at kids[kids:kids + nkids]
+    int longs             # arrays and pairs: varints an item is when it is only varints
+
+
+cdef inline int skip_item(Buffer* b, const Flat* nodes, const int* kids, int at) except -1 nogil:
     # the items of metrics maps, skipped without a call per value
     cdef long long n
-    if node.kind == K_LONG:
+    if nodes[at].kind == K_LONG:
         return skip_long(b)
-    if node.kind == K_BYTES:
+    if nodes[at].kind == K_BYTES:
         read_long(b, &n)
         return advance(b, n)
-    return skip(b, node)
+    return skip(b, nodes, kids, at)
 
 
-cdef int skip(Buffer* b, Node node) except -1:
+cdef int skip(Buffer* b, const Flat* nodes, const int* kids, int at) except -1 nogil:
     cdef long long n, i, count
+    cdef const Flat* node = &nodes[at]
     cdef int kind = node.kind
     if kind == K_NULL:
         return 0
@@ -250,37 +269,32 @@ cdef int skip(Buffer* b, Node node) except -1:
         return advance(b, node.size)
     if kind == K_UNION:
         read_long(b, &n)
-        if n < 0 or n >= len(node.children):
-            raise ValueError(f"union branch {n}")
-        return skip(b, <Node>node.children[n])
+        if n < 0 or n >= node.nkids:
+            _fail(b"a union branch the schema does not have")
+        return skip(b, nodes, kids, kids[node.kids + n])
     if kind == K_RECORD:
-        for child in node.children:
-            skip(b, <Node>child)
+        for i in range(node.nkids):
+            skip(b, nodes, kids, kids[node.kids + i])
         return 0
     # arrays, maps and pairs: blocks of items; a negative count also gives the block's size
-    cdef int longs = 0  # varints an item is, when it is only varints (metrics counts)
-    if kind == K_ARRAY and node.first.kind == K_LONG:
-        longs = 1
-    elif kind == K_PAIRS and node.first.kind == K_LONG and node.second.kind == K_LONG:
-        longs = 2
     read_long(b, &count)
     while count != 0:
         if count < 0:
             read_long(b, &n)
             advance(b, n)
-        elif longs:
-            skip_longs(b, count * longs)
+        elif node.longs:
+            skip_longs(b, count * node.longs)
         else:
             for i in range(count):
                 if kind == K_ARRAY:
-                    skip_item(b, node.first)
+                    skip_item(b, nodes, kids, node.first)
                 elif kind == K_MAP:
                     read_long(b, &n)
                     advance(b, n)
-                    skip_item(b, node.first)
+                    skip_item(b, nodes, kids, node.first)
                 else:
-                    skip_item(b, node.first)
-                    skip_item(b, node.second)
+                    skip_item(b, nodes, kids, node.first)
+                    skip_item(b, nodes, kids, node.second)
         read_long(b, &count)
     return 0
 
@@ -440,10 +454,28 @@ cdef class _Run:
         self.map_values = []
 
 
+cdef class EntryIndex:
+    """Where each field of each entry of one manifest body starts (EntryDecoder.index)."""
+
+    cdef Py_ssize_t* positions  # per entry: ``width`` offsets, the last where it ends
+    cdef Py_ssize_t count, width
+    cdef object decoder, body   # what it was made by and for
+
+    def __cinit__(self):
+        self.positions = NULL
+
+    def __dealloc__(self):
+        PyMem_Free(self.positions)
+
+
 cdef class EntryDecoder:
     """Decodes the entries of manifests written with one schema (see ``entry_plan``)."""
 
     cdef Node entry            # the manifest_entry record
+    cdef Flat* flat            # the same plan as C data (flat[0] is the entry record),
+    cdef int* kids             # with the children of its unions and records
+    cdef Py_ssize_t width      # offsets an entry's index holds (see EntryIndex)
+    cdef int data_file_at      # which field of the entry record is the data file
     cdef tuple names           # data file attribute of each data file slot
     cdef tuple converters      # per partition field: a callable, or None for as stored
     cdef object data_file_type
@@ -463,6 +495,7 @@ cdef class EntryDecoder:
         formats, parse_format,
     ):
         self.entry = Node(plan)
+        self.flatten()
         self.names = tuple(names)
         self.converters = tuple(converters)
         self.data_file_type = data_file_type
@@ -499,9 +532,111 @@ cdef class EntryDecoder:
                 FROM_PARTITION if name == "partition" else slots.get(name, FROM_DEFAULT)
             )
 
+    def __cinit__(self):
+        self.flat = NULL
+        self.kids = NULL
+
+    def __dealloc__(self):
+        PyMem_Free(self.flat)
+        PyMem_Free(self.kids)
+
+    cdef flatten(self):
+        nodes, kids = [], []
+
+        def add(Node node):
+            at = len(nodes)
+            nodes.append(None)
+            first = -1 if node.first is None else add(node.first)
+            second = -1 if node.second is None else add(node.second)
+            start = len(kids)
+            kids.extend([0] * len(node.children))
+            for i, child in enumerate(node.children):
+                kids[start + i] = add(child)
+            longs = 0
+            if node.kind == K_ARRAY and node.first.kind == K_LONG:
+                longs = 1
+            elif node.kind == K_PAIRS and node.first.kind == K_LONG and node.second.kind == K_LONG:
+                longs = 2
+            nodes[at] = (node.kind, node.size, first, second, start, len(node.children), longs)
+            return at
+
+        add(self.entry)
+        self.flat = <Flat*>PyMem_Malloc(len(nodes) * sizeof(Flat))
+        self.kids = <int*>PyMem_Malloc((len(kids) + 1) * sizeof(int))
+        if self.flat == NULL or self.kids == NULL:
+            raise MemoryError()
+        for i, (kind, size, first, second, start, n, longs) in enumerate(nodes):
+            self.flat[i].kind, self.flat[i].size = kind, size
+            self.flat[i].first, self.flat[i].second = first, second
+            self.flat[i].kids, self.flat[i].nkids, self.flat[i].longs = start, n, longs
+        for i, kid in enumerate(kids):
+            self.kids[i] = kid
+        self.width = 1
+        self.data_file_at = -1
+        for i, field in enumerate(self.entry.children):
+            if (<Node>field).slot == DATA_FILE:
+                self.data_file_at = i
+                self.width += len((<Node>field).children)
+            else:
+                self.width += 1
+
+    def index(self, bytes body, Py_ssize_t record_count):
+        """Where each field of each entry of ``body`` starts: the walk over every entry
+        (the metrics maps skipped included), made without the GIL, so that a thread that
+        opens a manifest can make it beside the one decoding another."""
+        cdef EntryIndex index = EntryIndex.__new__(EntryIndex)
+        cdef Buffer b
+        cdef Py_ssize_t found
+        if record_count < 0:
+            raise ValueError(f"a manifest of {record_count} entries")
+        if record_count > PyBytes_GET_SIZE(body):  # an entry takes a byte at least
+            raise ValueError("the entries do not end where the blocks do")
+        index.positions = <Py_ssize_t*>PyMem_Malloc(
+            (record_count * self.width + 1) * sizeof(Py_ssize_t)
+        )
+        if index.positions == NULL:
+            raise MemoryError()
+        index.width, index.decoder, index.body = self.width, self, body
+        b.data = <const unsigned char*>PyBytes_AS_STRING(body)
+        b.position = 0
+        b.end = PyBytes_GET_SIZE(body)
+        with nogil:
+            found = self.walk(&b, index.positions, record_count)
+        if found != record_count:
+            raise ValueError("the entries do not end where the blocks do")
+        index.count = found
+        return index
+
+    cdef Py_ssize_t walk(self, Buffer* b, Py_ssize_t* out, Py_ssize_t most) except -1 nogil:
+        # Entries walked (each one's field offsets written to ``out``); more than ``most``
+        # stops the walk (the caller refuses the count).
+        cdef Py_ssize_t n = 0, c
+        cdef const Flat* entry = &self.flat[0]
+        cdef const Flat* field
+        cdef int i, j, at
+        while b.position < b.end:
+            if n == most:
+                return most + 1
+            c = n * self.width
+            for i in range(entry.nkids):
+                at = self.kids[entry.kids + i]
+                field = &self.flat[at]
+                if i == self.data_file_at:  # its fields: each one's offset
+                    for j in range(field.nkids):
+                        out[c] = b.position
+                        c += 1
+                        skip(b, self.flat, self.kids, self.kids[field.kids + j])
+                else:
+                    out[c] = b.position
+                    c += 1
+                    skip(b, self.flat, self.kids, at)
+            out[c] = b.position
+            n += 1
+        return n
+
     def decode(
         self, bytes body, Py_ssize_t record_count, accept=None, keep=None, inherit=None,
-        limits=(),
+        limits=(), EntryIndex index=None,
     ):
         """Every entry of ``body``, leaving out live entries whose partition ``accept``
         refuses, whose bounds break one of ``limits`` (``BoundLimit`` tuples) or whose
@@ -510,7 +645,8 @@ cdef class EntryDecoder:
         Without ``inherit``, each entry is ``(status, snapshot id, sequence number, file
         sequence number, DataFile)`` as stored; with ``inherit = (ManifestEntry, added
         snapshot id, sequence number)`` (the manifest's, from its manifest-list record),
-        a ``ManifestEntry`` with the spec's inheritance applied.
+        a ``ManifestEntry`` with the spec's inheritance applied. ``index`` is this
+        decoder's :meth:`index` of ``body`` when one was made already.
         """
         cdef Buffer b
         cdef list rows = []
@@ -525,7 +661,7 @@ cdef class EntryDecoder:
         if inherit is not None:
             entry_type, added_snapshot_id, seq = inherit
             seq_known = seq != -1  # UNASSIGNED_SEQ: an uncommitted manifest gives nothing
-            for i, name in enumerate(_ENTRY_NAMES):
+            for i, name in enumerate(ENTRY_NAMES):
                 entry_offsets[i] = slot_offset(entry_type, name)
         b.data = <const unsigned char*>PyBytes_AS_STRING(body)
         b.position = 0
@@ -534,9 +670,10 @@ cdef class EntryDecoder:
         # entry that is kept, one it lacks stays None); what an entry keeps is copied out.
         cdef _Run run = _Run(len(self.names), self.metric)
         cdef list entry = run.entry
-        while b.position < b.end:
-            data_file = self.one(&b, run, accept, keep, checks)
-            count += 1
+        if index is None or index.decoder is not self or index.body is not body:
+            index = self.index(body, record_count)
+        for count in range(index.count):
+            data_file = self.one(&b, run, index.positions + count * self.width, accept, keep, checks)
             if data_file is None:
                 continue
             if entry_type is None:
@@ -546,44 +683,47 @@ cdef class EntryDecoder:
                     entry, data_file, entry_type, entry_offsets, added_snapshot_id, seq,
                     seq_known,
                 ))
-        if count != record_count:
-            raise ValueError("the entries do not end where the blocks do")
         return rows
 
     cdef object one(
-        self, Buffer* b, _Run run, object accept, object keep, list checks
+        self, Buffer* b, _Run run, const Py_ssize_t* at, object accept, object keep,
+        list checks,
     ):
-        # The entry's DataFile, its status and tracking fields left in ``run.entry``; None
-        # if the entry is left out.
+        # The entry whose fields start at ``at`` (its row of the index): its DataFile, its
+        # status and tracking fields left in ``run.entry``; None if the entry is left out.
         cdef bint refused = False, judged = False, live
         cdef Node field, inner
         cdef tuple partition = ()
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, c = 0
         cdef list entry = run.entry, values = run.values
         for i in range(4):  # a status not read yet is None (see the partition's test below)
             entry[i] = None
         for field in self.entry.children:
-            if refused or field.slot == SKIP:
-                skip(b, field)
-            elif field.slot == DATA_FILE:
-                for inner in field.children:
-                    if refused or inner.slot == SKIP:
-                        skip(b, inner)
-                    elif inner.slot == PARTITION:
-                        partition = self.shared(b, inner, PARTITION, run)
-                        # with the status read (it comes first in every writer's schema),
-                        # a refused partition skips the rest of the entry undecoded
-                        if accept is not None and entry[0] is not None and entry[0] != 2:
-                            judged = True
-                            refused = not accept(partition)
-                    elif self.repeated[inner.slot]:
-                        values[inner.slot] = self.shared(b, inner, inner.slot, run)
-                    elif run.ids[inner.slot] is not None:
-                        values[inner.slot] = self.column_map(b, inner, run.ids[inner.slot], run)
-                    else:
-                        values[inner.slot] = read(b, inner)
-            else:
-                entry[field.slot] = read(b, field)
+            if field.slot != DATA_FILE:
+                if not refused and field.slot != SKIP:
+                    b.position = at[c]
+                    entry[field.slot] = read(b, field)
+                c += 1
+                continue
+            for inner in field.children:
+                if refused or inner.slot == SKIP:
+                    c += 1
+                    continue
+                b.position = at[c]
+                if inner.slot == PARTITION:
+                    partition = self.shared(b, inner, PARTITION, run, at[c + 1])
+                    # with the status read (it comes first in every writer's schema), a
+                    # refused partition leaves the rest of the entry undecoded
+                    if accept is not None and entry[0] is not None and entry[0] != 2:
+                        judged = True
+                        refused = not accept(partition)
+                elif self.repeated[inner.slot]:
+                    values[inner.slot] = self.shared(b, inner, inner.slot, run, at[c + 1])
+                elif run.ids[inner.slot] is not None:
+                    values[inner.slot] = self.column_map(b, inner, run.ids[inner.slot], run)
+                else:
+                    values[inner.slot] = read(b, inner)
+                c += 1
         if refused:
             return None
         status = lookup(self.statuses, entry[0], "entry status")
@@ -598,16 +738,14 @@ cdef class EntryDecoder:
         entry[0] = status
         return data_file
 
-    cdef object shared(self, Buffer* b, Node node, int slot, _Run run):
-        # The value of ``node`` at the buffer's position, read for ``slot`` and converted
-        # (see Shared); the buffer is left after it either way.
+    cdef object shared(self, Buffer* b, Node node, int slot, _Run run, Py_ssize_t end):
+        # The value of ``node`` at the buffer's position (its bytes end at ``end``), read
+        # for ``slot`` and converted (see Shared).
         cdef Shared* shared = &run.shared
         cdef list values = run.shared_values
-        cdef Py_ssize_t start = b.position, length, at
+        cdef Py_ssize_t start = b.position, length = end - b.position, at
         cdef unsigned long long h = 14695981039346656037ULL ^ <unsigned int>slot  # FNV-1a
-        skip(b, node)
-        length = b.position - start
-        for at in range(start, b.position):
+        for at in range(start, end):
             h = (h ^ b.data[at]) * 1099511628211ULL
         at = <Py_ssize_t>(h & (SHARED_SIZE - 1))
         if (
@@ -616,7 +754,6 @@ cdef class EntryDecoder:
             and memcmp(b.data + shared.start[at], b.data + start, length) == 0
         ):
             return values[at]
-        b.position = start
         if slot == PARTITION:
             value = self.partition(b, node)
         else:
@@ -741,7 +878,7 @@ cdef object inherited(list row, object data_file, object entry_type, Py_ssize_t*
         if file_seq is None:
             file_seq = seq
     entry = object.__new__(entry_type)
-    # ManifestEntry is frozen (slots): each slot filled in the order of _ENTRY_NAMES
+    # ManifestEntry is frozen (slots): each slot filled in the order of ENTRY_NAMES
     set_slot(entry, offsets[0], status)
     set_slot(entry, offsets[1], added_snapshot_id if snapshot_id is None else snapshot_id)
     set_slot(entry, offsets[2], data_seq)

@@ -54,6 +54,7 @@ __all__ = [
     "EntryRow",
     "decode_entries",
     "field_by_id",
+    "index_entries",
     "inherited",
     "manifest_entry_decoder",
     "partition_field_readers",
@@ -116,6 +117,7 @@ def decode_entries(
     keep: Callable[[DataFile], bool] | None = None,
     inherit: tuple[int | None, int] | None = None,
     limits: Sequence[tuple[int, tuple[int, ...], int | None, int | None]] = (),
+    index: object | None = None,
 ) -> list[EntryRow] | list[ManifestEntry] | None:
     """The entries of a manifest's container, or None if its schema is not compiled here.
 
@@ -129,29 +131,56 @@ def decode_entries(
     :class:`ManifestEntry` with the spec's inheritance applied (see :func:`inherited`);
     without, an :data:`EntryRow` as stored.
 
+    ``index`` is what :func:`index_entries` made of the container for the same spec id
+    and metrics, if it was called (in another thread, say); it is made here otherwise.
+
     Decoders are remembered by schema text, spec id and the metrics wanted (a table's
     manifests share a few schemas). Malformed data raises ``ValueError`` or
     ``IndexError``.
     """
-    key = (container.schema_text, spec_id, metrics)
-    if key in _DECODERS:
-        decode = _DECODERS[key]
-    else:
-        converters = [c for _, c in partition_field_readers(container.writer_schema)]
-        decode = (compiled_entry_decoder if COMPILED else manifest_entry_decoder)(
-            container.writer_schema, converters, spec_id, metrics
-        )
-        if len(_DECODERS) < 256:
-            _DECODERS[key] = decode
+    decode = _decoder(container, spec_id, metrics)
     if decode is None:
         return None
     if not callable(decode):  # the compiled decoder reads the whole body at once
         manifest = None if inherit is None else (ManifestEntry, *inherit)
-        return decode.decode(container.body, container.record_count, accept, keep, manifest, limits)
+        return decode.decode(
+            container.body, container.record_count, accept, keep, manifest, limits, index
+        )
     rows = _decode_in_python(container, decode, accept, keep)
     if inherit is None:
         return rows
     return [inherited(row, *inherit) for row in rows]
+
+
+def index_entries(container: AvroContainer, spec_id: int, metrics: frozenset[str]) -> object | None:
+    """The compiled decoder's index of the container's entries (where each field of each
+    entry starts), for :func:`decode_entries` with the same spec id and metrics; None
+    without the compiled decoder.
+
+    Making it is the part of decoding that holds no Python object: a walk over every
+    byte of every entry (the metrics maps a plan skips included) that runs without the
+    GIL, so threads that fetch manifests make it beside the thread that decodes.
+    Malformed data raises ``ValueError``.
+    """
+    decode = _decoder(container, spec_id, metrics)
+    if decode is None or callable(decode):
+        return None
+    return decode.index(container.body, container.record_count)
+
+
+def _decoder(
+    container: AvroContainer, spec_id: int, metrics: frozenset[str]
+) -> EntryDecoder | CompiledEntryDecoder | None:
+    key = (container.schema_text, spec_id, metrics)
+    if key in _DECODERS:
+        return _DECODERS[key]
+    converters = [c for _, c in partition_field_readers(container.writer_schema)]
+    decode = (compiled_entry_decoder if COMPILED else manifest_entry_decoder)(
+        container.writer_schema, converters, spec_id, metrics
+    )
+    if len(_DECODERS) < 256:
+        _DECODERS[key] = decode
+    return decode
 
 
 def inherited(row: EntryRow, added_snapshot_id: int | None, sequence_number: int) -> ManifestEntry:

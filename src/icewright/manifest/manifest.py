@@ -8,9 +8,11 @@ the bytes and the :class:`ManifestFile` that describes them in a manifest list;
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import fastavro
@@ -68,6 +70,7 @@ from icewright.manifest.entry_decoder import (
     EntryRow,
     decode_entries,
     field_by_id,
+    index_entries,
     inherited,
     partition_field_readers,
 )
@@ -511,15 +514,37 @@ def _manifest_metadata(metadata: Mapping[str, str], what: str) -> ManifestMetada
     return ManifestMetadata(schema, spec, format_version, content)
 
 
-def open_manifest(data: bytes, path: str | None = None) -> AvroContainer:
-    """The manifest file ``data`` (read from ``path``) opened: its header read and its
-    blocks decompressed, for :func:`read_manifest`. Decompressing releases the GIL, so
-    threads that open manifests run beside the one decoding them."""
-    return open_container(data, _where(path))
+@dataclass(frozen=True, slots=True, eq=False)
+class OpenedManifest:
+    """A manifest file opened by :func:`open_manifest`, for :func:`read_manifest`."""
+
+    container: AvroContainer
+    index: object | None = None  # the compiled decoder's index of the entries, if made
+
+
+def open_manifest(
+    data: bytes,
+    path: str | None = None,
+    *,
+    manifest: ManifestFile | None = None,
+    metrics: Collection[str] | None = None,
+) -> OpenedManifest:
+    """The manifest file ``data`` (read from ``path``) opened for :func:`read_manifest`:
+    its header read and its blocks decompressed; given the ``manifest`` and ``metrics``
+    that :func:`read_manifest` will be given, its entries are also indexed by the compiled
+    decoder. Both release the GIL, so threads that open manifests run beside the one
+    decoding them. Malformed entries are reported by :func:`read_manifest`."""
+    container = open_container(data, _where(path))
+    index = None
+    if manifest is not None and metrics is not None:
+        # malformed entries: read_manifest meets the same error and says where
+        with contextlib.suppress(IndexError, KeyError, TypeError, ValueError):
+            index = index_entries(container, manifest.partition_spec_id, frozenset(metrics))
+    return OpenedManifest(container, index)
 
 
 def read_manifest(
-    data: bytes | AvroContainer,
+    data: bytes | OpenedManifest,
     manifest: ManifestFile | None = None,
     *,
     path: str | None = None,
@@ -548,7 +573,11 @@ def read_manifest(
     only limits that ``file_filter`` enforces.
     """
     what = _where(path or (manifest.manifest_path if manifest else None))
-    container = data if isinstance(data, AvroContainer) else open_container(data, what)
+    index = None
+    if isinstance(data, OpenedManifest):
+        container, index = data.container, data.index
+    else:
+        container = open_container(data, what)
     format_version = int_header(container.metadata, "format-version", 1, what)
     if manifest is not None:
         spec_id = manifest.partition_spec_id
@@ -561,7 +590,7 @@ def read_manifest(
         inherit = (manifest.added_snapshot_id, manifest.sequence_number)
     try:
         if lineage:
-            decoded = decode_entries(container, spec_id, frozenset(metrics))
+            decoded = decode_entries(container, spec_id, frozenset(metrics), index=index)
         else:
             decoded = decode_entries(
                 container,
@@ -571,6 +600,7 @@ def read_manifest(
                 keep=file_filter,
                 inherit=inherit,
                 limits=bound_limits,
+                index=index,
             )
         if decoded is None:  # a schema the compiled decoders do not handle: fastavro
             records, _ = container.decode(0, len(container.body))

@@ -14,7 +14,7 @@ _TASK_NAMES = (
     "data_file", "delete_files", "residual", "spec_id", "data_sequence_number",
     "file_sequence_number", "snapshot_id",
 )
-_ENTRY_NAMES = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "data_file")
+from icewright.manifest._entries import ENTRY_NAMES as _ENTRY_NAMES
 
 
 cdef class _Reader:
@@ -41,23 +41,25 @@ cdef class _Reader:
         self.file_sequence_number, self.data_file = at[3], at[4]
         self.entry_type, self.file_type = type(e), type(f)
 
-    cdef inline bint fast(self, object e):
-        return type(e) is self.entry_type and type(
-            get_slot(e, self.data_file)
-        ) is self.file_type
+    cdef inline object file_at_slot(self, object e):
+        # The entry's data file when both are of the slotted types (their fields are then
+        # read at their offsets), else None.
+        if type(e) is not self.entry_type:
+            return None
+        f = get_slot(e, self.data_file)
+        return f if type(f) is self.file_type else None
 
 
 def live_entries(list entries, object deleted, object content, object wrong_content):
     cdef list out = []
-    cdef object e
+    cdef object e, f
     cdef _Reader at = _Reader(entries)
     for e in entries:
-        if at.fast(e):
+        f = at.file_at_slot(e)
+        if f is not None:
             if get_slot(e, at.status) is deleted:
                 continue
-            if content is not None and get_slot(
-                get_slot(e, at.data_file), at.content
-            ) is not content:
+            if content is not None and get_slot(f, at.content) is not content:
                 wrong_content(e)
         else:
             if e.status is deleted:
@@ -84,8 +86,8 @@ def scan_tasks(
     for i, name in enumerate(_TASK_NAMES):
         slots[i] = slot_offset(task_type, name)
     for e in entries:
-        if at.fast(e):
-            f = get_slot(e, at.data_file)
+        f = at.file_at_slot(e)
+        if f is not None:
             seq = get_slot(e, at.sequence_number)
             spec_id = get_slot(f, at.spec_id)
             file_seq = get_slot(e, at.file_sequence_number)

@@ -25,7 +25,7 @@ import gc
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -43,7 +43,6 @@ from icewright.expressions import (
     bind,
 )
 from icewright.io.base import FileIO
-from icewright.manifest.avro_codec import AvroContainer
 from icewright.manifest.data_file import (
     DataFile,
     FileContent,
@@ -52,7 +51,12 @@ from icewright.manifest.data_file import (
     ManifestFile,
 )
 from icewright.manifest.entry_decoder import METRICS_MAPS
-from icewright.manifest.manifest import open_manifest, read_manifest, read_manifest_metadata
+from icewright.manifest.manifest import (
+    OpenedManifest,
+    open_manifest,
+    read_manifest,
+    read_manifest_metadata,
+)
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan.delete_index import DeleteFileIndex
 from icewright.scan.task_builder import live_entries, scan_tasks
@@ -198,8 +202,8 @@ class _Job:
     """Reading one manifest: ``fetch`` is the I/O and the decompression (the manifest and
     its opened file), ``decode`` turns them into the entries kept."""
 
-    fetch: Callable[[], tuple[ManifestFile, AvroContainer]]
-    decode: Callable[[ManifestFile, AvroContainer], _ManifestResult]
+    fetch: Callable[[], tuple[ManifestFile, OpenedManifest]]
+    decode: Callable[[ManifestFile, OpenedManifest], _ManifestResult]
 
 
 @dataclass(slots=True)
@@ -327,20 +331,30 @@ class _Planner:
             min_sequence_number=0,
         )
 
-    def fetch(self, manifest: ManifestFile) -> tuple[ManifestFile, AvroContainer]:
+    def fetch(
+        self, manifest: ManifestFile, *, all_metrics: bool = False
+    ) -> tuple[ManifestFile, OpenedManifest]:
+        # opened (and its entries indexed) here, in a fetch thread, for read() in another
         path = manifest.manifest_path
-        return manifest, open_manifest(self.io.read(path), path)
+        metrics = self.metrics_read(manifest, all_metrics=all_metrics)
+        return manifest, open_manifest(self.io.read(path), path, manifest=manifest, metrics=metrics)
 
-    def fetch_inline(self, path: str, snapshot: Snapshot) -> tuple[ManifestFile, AvroContainer]:
+    def fetch_inline(self, path: str, snapshot: Snapshot) -> tuple[ManifestFile, OpenedManifest]:
         data, manifest = self.inline_manifest(path, snapshot)
         self.spec(manifest.partition_spec_id, path)
-        return manifest, open_manifest(data, path)
+        return manifest, open_manifest(data, path, manifest=manifest, metrics=self.data_metrics)
+
+    def metrics_read(self, manifest: ManifestFile, *, all_metrics: bool) -> Collection[str]:
+        """The metrics maps decoded from ``manifest``'s entries."""
+        if manifest.content is ManifestContent.DELETES or all_metrics:
+            return METRICS_MAPS
+        return self.data_metrics
 
     def read(
-        self, manifest: ManifestFile, opened: AvroContainer, *, all_metrics: bool = False
+        self, manifest: ManifestFile, opened: OpenedManifest, *, all_metrics: bool = False
     ) -> _ManifestResult:
         is_delete = manifest.content is ManifestContent.DELETES
-        metrics = METRICS_MAPS if is_delete or all_metrics else self.data_metrics
+        metrics = self.metrics_read(manifest, all_metrics=all_metrics)
         filters = (
             self.filters(manifest.partition_spec_id, manifest.manifest_path)
             if self.filtering
@@ -456,7 +470,7 @@ class _Planner:
                 scanned[m.content] += 1
                 kinds.append(m.content)
                 read = partial(self.read, all_metrics=all_metrics)
-                jobs.append(_Job(partial(self.fetch, m), read))
+                jobs.append(_Job(partial(self.fetch, m, all_metrics=all_metrics), read))
         return jobs, kinds, totals, scanned
 
     def _wanted(self, m: ManifestFile | str) -> bool:

@@ -7,6 +7,12 @@ maps nobody reads. Here the same per-schema plan (built in Python by ``entry_dec
 which fields to read, keep or skip, matched by field id) drives a small interpreter in C,
 and the :class:`DataFile` objects are built the way the Python decoder builds them.
 
+Two passes: :meth:`EntryDecoder.index` walks every entry (skipping what is not read) and
+records where each field starts, holding no Python object, so without the GIL and in a
+thread of its own; :meth:`EntryDecoder.decode` then reads only the fields it keeps, at
+those offsets, and builds the objects. Values the entries of a manifest repeat are built
+once and shared (see ``Shared``); metrics maps become :class:`ColumnMap` objects.
+
 Every read is bounds-checked: malformed data raises ``ValueError``, as the Python decoder
 does, never reads past the buffer.
 """
@@ -115,7 +121,7 @@ cdef struct Shared:
 cdef class Limit:
     """A limit on one column's integer bounds (see ``BoundLimit`` in expressions.metrics)."""
 
-    cdef object field_id
+    cdef long long field_id
     cdef bint four, eight, has_max, has_min
     cdef long long max_lower, min_upper
 
@@ -132,30 +138,6 @@ cdef class Limit:
 cdef object _COLUMN_MAP = ColumnMap
 cdef Py_ssize_t _MAP_INDEX = slot_offset(ColumnMap, "_index")
 cdef Py_ssize_t _MAP_VALUES = slot_offset(ColumnMap, "_values")
-
-
-cdef bint bound_of(object bounds, Limit limit, long long* out):
-    """The integer bound stored for the limit's column, if it has one of its widths."""
-    cdef PyObject* found
-    cdef int value4
-    cdef Py_ssize_t n
-    if type(bounds) is not _COLUMN_MAP:
-        return False
-    found = PyDict_GetItem(<dict>get_slot(bounds, _MAP_INDEX), limit.field_id)
-    if found == NULL:
-        return False
-    found = <PyObject*>(<tuple>get_slot(bounds, _MAP_VALUES))[<Py_ssize_t><object>found]
-    if type(<object>found) is not bytes:
-        return False
-    n = PyBytes_GET_SIZE(<object>found)
-    if n == 8 and limit.eight:
-        memcpy(out, PyBytes_AS_STRING(<object>found), 8)
-        return True
-    if n == 4 and limit.four:
-        memcpy(&value4, PyBytes_AS_STRING(<object>found), 4)
-        out[0] = value4
-        return True
-    return False
 
 
 cdef int _fail(const char* why) except -1 with gil:
@@ -226,6 +208,44 @@ cdef inline int advance(Buffer* b, long long size) except -1 nogil:
         _fail(b"a string, bytes or fixed value runs past the end of the data")
     b.position += size
     return 0
+
+
+cdef int stored_bound(Buffer* b, Node node, Limit limit, long long* out) except -1:
+    # 1 when the bounds map at the buffer's position (stored bytes, not yet decoded) holds
+    # an integer bound of the limit's column in one of its widths, else 0. A column written
+    # twice counts by its last value, as in a dict.
+    cdef long long n, count, column, size
+    cdef Py_ssize_t start
+    cdef int value4, found = 0
+    if node.kind == K_UNION:
+        read_long(b, &n)
+        if n != 1:
+            return 0
+        node = node.first
+    if node.kind != K_PAIRS or node.first.kind != K_LONG or node.second.kind != K_BYTES:
+        return 0
+    read_long(b, &count)
+    while count != 0:
+        if count < 0:
+            count = -count
+            read_long(b, &n)
+        for _ in range(count):
+            read_long(b, &column)
+            read_long(b, &size)
+            start = b.position
+            advance(b, size)
+            if column != limit.field_id:
+                continue
+            found = 0
+            if size == 8 and limit.eight:
+                memcpy(out, b.data + start, 8)
+                found = 1
+            elif size == 4 and limit.four:
+                memcpy(&value4, b.data + start, 4)
+                out[0] = value4
+                found = 1
+        read_long(b, &count)
+    return found
 
 
 cdef struct Flat:
@@ -476,6 +496,8 @@ cdef class EntryDecoder:
     cdef int* kids             # with the children of its unions and records
     cdef Py_ssize_t width      # offsets an entry's index holds (see EntryIndex)
     cdef int data_file_at      # which field of the entry record is the data file
+    cdef Py_ssize_t status_at, lower_at, upper_at  # their offsets' places in an entry's row
+    cdef Node status, lower, upper                 # and their plans
     cdef tuple names           # data file attribute of each data file slot
     cdef tuple converters      # per partition field: a callable, or None for as stored
     cdef object data_file_type
@@ -495,7 +517,6 @@ cdef class EntryDecoder:
         formats, parse_format,
     ):
         self.entry = Node(plan)
-        self.flatten()
         self.names = tuple(names)
         self.converters = tuple(converters)
         self.data_file_type = data_file_type
@@ -513,6 +534,7 @@ cdef class EntryDecoder:
         self.equality_slot = slots.get("equality_ids", -1)
         self.lower_slot = slots.get("lower_bounds", -1)
         self.upper_slot = slots.get("upper_bounds", -1)
+        self.flatten()
         if len(self.names) > MAX_FIELDS:
             raise ValueError(f"a data file of more than {MAX_FIELDS} fields")
         for i in range(len(self.names)):
@@ -571,13 +593,20 @@ cdef class EntryDecoder:
             self.flat[i].kids, self.flat[i].nkids, self.flat[i].longs = start, n, longs
         for i, kid in enumerate(kids):
             self.kids[i] = kid
-        self.width = 1
-        self.data_file_at = -1
+        self.width = 1  # the entry's end
+        self.data_file_at = self.status_at = self.lower_at = self.upper_at = -1
         for i, field in enumerate(self.entry.children):
-            if (<Node>field).slot == DATA_FILE:
-                self.data_file_at = i
-                self.width += len((<Node>field).children)
-            else:
+            if (<Node>field).slot != DATA_FILE:
+                if (<Node>field).slot == 0:
+                    self.status_at, self.status = self.width - 1, field
+                self.width += 1
+                continue
+            self.data_file_at = i
+            for inner in (<Node>field).children:
+                if (<Node>inner).slot == self.lower_slot:
+                    self.lower_at, self.lower = self.width - 1, inner
+                elif (<Node>inner).slot == self.upper_slot:
+                    self.upper_at, self.upper = self.width - 1, inner
                 self.width += 1
 
     def index(self, bytes body, Py_ssize_t record_count):
@@ -656,7 +685,7 @@ cdef class EntryDecoder:
         cdef bint seq_known = False
         cdef list checks = [Limit(*limit) for limit in limits]
         cdef Py_ssize_t entry_offsets[ENTRY_FIELDS]
-        if self.lower_slot < 0 or self.upper_slot < 0:
+        if self.lower_at < 0 or self.upper_at < 0 or self.status_at < 0:
             checks = []  # the bounds are not read
         if inherit is not None:
             entry_type, added_snapshot_id, seq = inherit
@@ -696,6 +725,12 @@ cdef class EntryDecoder:
         cdef tuple partition = ()
         cdef Py_ssize_t i, c = 0
         cdef list entry = run.entry, values = run.values
+        if checks:  # a live file whose stored bounds break a limit: nothing is built
+            b.position = at[self.status_at]
+            stored = read(b, self.status)
+            lookup(self.statuses, stored, "entry status")
+            if stored != 2 and self.breaks(b, at, checks):
+                return None
         for i in range(4):  # a status not read yet is None (see the partition's test below)
             entry[i] = None
         for field in self.entry.children:
@@ -729,8 +764,6 @@ cdef class EntryDecoder:
         status = lookup(self.statuses, entry[0], "entry status")
         live = entry[0] != 2
         if live and accept is not None and not judged and not accept(partition):
-            return None
-        if live and checks and self.breaks(values, checks):
             return None
         data_file = self.build(values, partition)
         if live and keep is not None and not keep(data_file):
@@ -816,15 +849,19 @@ cdef class EntryDecoder:
             return tuple(value)
         return None
 
-    cdef bint breaks(self, list values, list checks):
+    cdef bint breaks(self, Buffer* b, const Py_ssize_t* at, list checks) except -1:
+        # whether the entry's stored bounds break a limit (read from their bytes)
         cdef Limit limit
         cdef long long bound
-        lower, upper = values[self.lower_slot], values[self.upper_slot]
         for limit in checks:
-            if limit.has_max and bound_of(lower, limit, &bound) and bound > limit.max_lower:
-                return True
-            if limit.has_min and bound_of(upper, limit, &bound) and bound < limit.min_upper:
-                return True
+            if limit.has_max:
+                b.position = at[self.lower_at]
+                if stored_bound(b, self.lower, limit, &bound) and bound > limit.max_lower:
+                    return True
+            if limit.has_min:
+                b.position = at[self.upper_at]
+                if stored_bound(b, self.upper, limit, &bound) and bound < limit.min_upper:
+                    return True
         return False
 
     cdef tuple partition(self, Buffer* b, Node record):

@@ -152,6 +152,38 @@ def test_bound_limits_refuse_what_the_metrics_filter_refuses(where: str, kept: i
     assert len(judged) == kept  # in C, a file breaking a limit is not even built
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_bound_limits_and_the_filter_agree_on_any_bounds(data: st.DataObject) -> None:
+    # the C decoder checks limits on the stored bytes, before building a file: the same
+    # files as the metrics filter keeps, whatever the bounds (absent, 8 bytes, the wrong
+    # width) and the entries' statuses
+    longs = st.integers(-(2**63), 2**63 - 1)
+    bound = (
+        st.none()
+        | longs.map(lambda v: v.to_bytes(8, "little", signed=True))
+        | st.binary(max_size=5)
+    )
+    files = []
+    for n in range(data.draw(st.integers(1, 6))):
+        lower, upper = data.draw(bound), data.draw(bound)
+        f = data_file(
+            f"s3://b/t/{n}.parquet",
+            ("eu", 1, 1, None),
+            lower_bounds=None if lower is None else {2: b"a", 1: lower},
+            upper_bounds=None if upper is None else {1: upper},
+        )
+        files.append((data.draw(st.sampled_from(["add", "existing", "delete"])), f))
+    where = f"id {data.draw(st.sampled_from(['<', '<=', '>', '>=', '=']))} {data.draw(longs)}"
+    evaluator = InclusiveMetricsEvaluator(SCHEMA, parse(where))
+    written = _write(2, files)
+    plain = read_manifest(written, file_filter=evaluator.eval)
+    limited = read_manifest(
+        written, file_filter=evaluator.eval, bound_limits=evaluator.bound_limits()
+    )
+    assert limited == plain
+
+
 def with_unknown_fields(schema: dict[str, Any]) -> dict[str, Any]:
     """Another writer's schema: extra fields of every kind, in the entry and the data file."""
     schema = copy.deepcopy(schema)

@@ -53,6 +53,8 @@ cdef enum:
     SKIP = -1
     PARTITION = -2
     DATA_FILE = -3
+    TRACKING = 1000  # a tracking field of the entry (snapshot id, sequence numbers) in
+                     # Shared: TRACKING plus its entry slot
 
 # Where a DataFile field's value comes from (EntryDecoder.sources) when it is not a data
 # file slot (0 and up).
@@ -108,7 +110,7 @@ cdef struct Buffer:
 
 cdef struct Shared:
     # Values of one manifest that many entries repeat (a partition, a file format, split
-    # offsets): the bytes each was decoded from (a span of the manifest's body, and the
+    # offsets, a snapshot id): the bytes each was decoded from (a span of the manifest's body, and the
     # slot it was read for) at a position found by hashing them; the value itself at the
     # same index of a list. An entry whose bytes are a remembered span's gets the same
     # (immutable) object: no decoding, no conversion, no new object. Direct-mapped: a
@@ -419,16 +421,17 @@ cdef class _Ids:
 
     cdef int put(self, long long column) except -1:
         cdef long long* grown
+        cdef Py_ssize_t capacity = self.capacity * 2 + 8
         if self.size == self.capacity:
-            grown = <long long*>PyMem_Realloc(self.ids, (self.capacity * 2 + 8) * sizeof(long long))
+            grown = <long long*>PyMem_Realloc(self.ids, capacity * sizeof(long long))
             if grown == NULL:
                 raise MemoryError()
             self.ids = grown
-            grown = <long long*>PyMem_Realloc(self.last, (self.capacity * 2 + 8) * sizeof(long long))
+            grown = <long long*>PyMem_Realloc(self.last, capacity * sizeof(long long))
             if grown == NULL:
                 raise MemoryError()
             self.last = grown
-            self.capacity = self.capacity * 2 + 8
+            self.capacity = capacity
         self.ids[self.size] = column
         self.size += 1
         return 0
@@ -737,7 +740,12 @@ cdef class EntryDecoder:
             if field.slot != DATA_FILE:
                 if not refused and field.slot != SKIP:
                     b.position = at[c]
-                    entry[field.slot] = read(b, field)
+                    if field.slot == 0:  # the status
+                        entry[0] = read(b, field)
+                    else:  # the entries of a manifest mostly share them
+                        entry[field.slot] = self.shared(
+                            b, field, TRACKING + field.slot, run, at[c + 1]
+                        )
                 c += 1
                 continue
             for inner in field.children:
@@ -833,7 +841,8 @@ cdef class EntryDecoder:
                 values.append(item)
             read_long(b, &count)
         index = ids.shared_index()
-        if index is None:  # a column twice: the last value counts, as in a dict
+        if index is None:  # a column twice: the last value counts, as in a dict (the ids
+            # read are still in ids.ids)
             return ColumnMap(zip([ids.ids[i] for i in range(len(values))], values))
         m = object.__new__(_COLUMN_MAP)
         set_slot(m, _MAP_INDEX, index)
@@ -841,7 +850,9 @@ cdef class EntryDecoder:
         return m
 
     cdef object cooked(self, int slot, object value):
-        # A repeated data file field as the DataFile holds it (see ``repeated``).
+        # A repeated field as the DataFile holds it (see ``repeated``).
+        if slot >= TRACKING:
+            return value
         if slot == self.format_slot:
             found = PyDict_GetItem(self.formats, value)
             return self.parse_format(value) if found == NULL else <object>found

@@ -27,7 +27,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcmp, memcpy
 
-from icewright.manifest._slots cimport get_slot, set_slot, slot_offset
+from icewright.manifest._slots cimport get_slot, new_instance, plain_new, set_slot, slot_offset
 
 import sys
 
@@ -138,6 +138,7 @@ cdef class Limit:
 
 
 cdef object _COLUMN_MAP = ColumnMap
+plain_new(ColumnMap)
 cdef Py_ssize_t _MAP_INDEX = slot_offset(ColumnMap, "_index")
 cdef Py_ssize_t _MAP_VALUES = slot_offset(ColumnMap, "_values")
 
@@ -551,6 +552,7 @@ cdef class EntryDecoder:
             raise ValueError(f"a data file of more than {MAX_FIELDS} fields")
         self.field_count = len(defaults)
         self.field_defaults = tuple(defaults.values())
+        plain_new(data_file_type)
         for i, name in enumerate(defaults):
             self.offsets[i] = slot_offset(data_file_type, name)
             self.sources[i] = (
@@ -693,6 +695,7 @@ cdef class EntryDecoder:
         if inherit is not None:
             entry_type, added_snapshot_id, seq = inherit
             seq_known = seq != -1  # UNASSIGNED_SEQ: an uncommitted manifest gives nothing
+            plain_new(entry_type)
             for i, name in enumerate(ENTRY_NAMES):
                 entry_offsets[i] = slot_offset(entry_type, name)
         b.data = <const unsigned char*>PyBytes_AS_STRING(body)
@@ -844,7 +847,7 @@ cdef class EntryDecoder:
         if index is None:  # a column twice: the last value counts, as in a dict (the ids
             # read are still in ids.ids)
             return ColumnMap(zip([ids.ids[i] for i in range(len(values))], values))
-        m = object.__new__(_COLUMN_MAP)
+        m = new_instance(_COLUMN_MAP)
         set_slot(m, _MAP_INDEX, index)
         set_slot(m, _MAP_VALUES, PyList_AsTuple(values))
         return m
@@ -902,7 +905,7 @@ cdef class EntryDecoder:
             raise ValueError(f"{path}: an equality delete file lists no equality_ids")
         if self.content_slot >= 0:
             values[self.content_slot] = lookup(self.contents, content, "data file content")
-        f = object.__new__(self.data_file_type)
+        f = new_instance(self.data_file_type)
         for i in range(self.field_count):
             source = self.sources[i]
             if source >= 0:
@@ -925,7 +928,7 @@ cdef object inherited(list row, object data_file, object entry_type, Py_ssize_t*
             data_seq = seq
         if file_seq is None:
             file_seq = seq
-    entry = object.__new__(entry_type)
+    entry = new_instance(entry_type)
     # ManifestEntry is frozen (slots): each slot filled in the order of ENTRY_NAMES
     set_slot(entry, offsets[0], status)
     set_slot(entry, offsets[1], added_snapshot_id if snapshot_id is None else snapshot_id)

@@ -9,7 +9,7 @@
 # is accepted, so the store does exactly what the descriptor's __set__ would.
 
 from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 
 
 cdef extern from "Python.h":
@@ -25,6 +25,8 @@ cdef extern from "Python.h":
     PyTypeObject PyMemberDescr_Type
     int T_OBJECT_EX
     int READONLY
+    unsigned long Py_TPFLAGS_HEAPTYPE
+    PyObject* PyType_GenericAlloc(PyTypeObject* cls, Py_ssize_t items) except NULL
 
 
 cdef inline Py_ssize_t slot_offset(object cls, str name) except -1:
@@ -54,3 +56,26 @@ cdef inline object get_slot(object instance, Py_ssize_t offset):
     if value == NULL:
         raise AttributeError("a slot without a value")
     return <object>value
+
+
+cdef inline int plain_new(object cls) except -1:
+    """Refuse a type whose instances :func:`new_instance` would not make as
+    ``object.__new__`` makes them (checked once per type)."""
+    cdef PyTypeObject* t = <PyTypeObject*>cls
+    if not (
+        isinstance(cls, type)
+        and t.tp_flags & Py_TPFLAGS_HEAPTYPE
+        and t.tp_itemsize == 0
+        and cls.__new__ is object.__new__
+        and not getattr(cls, "__abstractmethods__", None)
+    ):
+        raise TypeError(f"{cls.__qualname__} is not made by object.__new__ alone")
+    return 0
+
+
+cdef inline object new_instance(object cls):
+    """A new instance of ``cls`` (accepted by :func:`plain_new`), every slot empty: what
+    ``object.__new__(cls)`` makes, without looking ``__new__`` up on each call."""
+    cdef object instance = <object>PyType_GenericAlloc(<PyTypeObject*>cls, 0)
+    Py_DECREF(instance)  # the cast took a reference of its own
+    return instance

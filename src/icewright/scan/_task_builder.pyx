@@ -8,7 +8,7 @@ fields through ``object.__setattr__``). The loop here makes the same objects wit
 checks; the Python module documents each function.
 """
 
-from icewright.manifest._slots cimport get_slot, set_slot, slot_offset
+from icewright.manifest._slots cimport get_slot, new_instance, plain_new, set_slot, slot_offset
 
 _TASK_NAMES = (
     "data_file", "delete_files", "residual", "spec_id", "data_sequence_number",
@@ -83,6 +83,7 @@ def scan_tasks(
     cdef object e, f, seq, task, spec_id, file_seq, snapshot_id
     cdef Py_ssize_t slots[7]
     cdef _Reader at = _Reader(entries)
+    plain_new(task_type)
     for i, name in enumerate(_TASK_NAMES):
         slots[i] = slot_offset(task_type, name)
     for e in entries:
@@ -100,7 +101,7 @@ def scan_tasks(
             snapshot_id = e.snapshot_id
         if seq is None:
             no_sequence_number(f)
-        task = object.__new__(task_type)
+        task = new_instance(task_type)
         # FileScanTask is frozen (slots): each slot filled in the order of _TASK_NAMES
         set_slot(task, slots[0], f)
         set_slot(task, slots[1], no_deletes if deletes_of is None else deletes_of(f, seq))

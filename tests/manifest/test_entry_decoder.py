@@ -467,6 +467,12 @@ def test_the_compiled_decoder_fills_only_slotted_files() -> None:
     with pytest.raises(TypeError, match=r"WithDict\.file_path is not a slot"):
         EntryDecoder(plan, names, [], defaults, WithDict, {}, *args)
     EntryDecoder(plan, names, [], defaults, slotted, {}, *args)
+    # it also makes each file without calling __new__: a type with its own is refused
+    made_its_way = type(
+        "MadeItsWay", (slotted,), {"__slots__": (), "__new__": lambda cls, *a, **k: None}
+    )
+    with pytest.raises(TypeError, match=r"MadeItsWay is not made by object\.__new__ alone"):
+        EntryDecoder(plan, names, [], defaults, made_its_way, {}, *args)
 
 
 def test_the_compiled_decoder_shares_what_files_repeat() -> None:

@@ -29,6 +29,7 @@ from icewright.manifest.data_file import (
 from icewright.manifest.manifest import (
     ManifestMetadata,
     ManifestWriter,
+    OpenedManifest,
     open_manifest,
     read_manifest,
     read_manifest_metadata,
@@ -54,6 +55,7 @@ __all__ = [
     "ManifestListWriter",
     "ManifestMetadata",
     "ManifestWriter",
+    "OpenedManifest",
     "PartitionFieldSummary",
     "manifest_entry_schema",
     "manifest_entry_type",

@@ -291,6 +291,39 @@ def test_parallel_and_sequential_reads_agree(by_day: Table) -> None:
     assert len(one) == 4
 
 
+def test_the_fetch_threads_index_what_the_planner_decodes(
+    by_day: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The walk over each manifest's entries (without the GIL) is made where manifests
+    # are fetched, and the decoding uses it: planning uses a second core.
+    import threading
+
+    from icewright.manifest import entry_decoder, manifest
+
+    made: list[tuple[str, object]] = []
+    used: list[object] = []
+    index_entries, decode_entries = entry_decoder.index_entries, entry_decoder.decode_entries
+
+    def indexing(*args: Any, **kwargs: Any) -> object | None:
+        index = index_entries(*args, **kwargs)
+        made.append((threading.current_thread().name, index))
+        return index
+
+    def decoding(*args: Any, **kwargs: Any) -> Any:
+        used.append(kwargs.get("index"))
+        return decode_entries(*args, **kwargs)
+
+    monkeypatch.setattr(manifest, "index_entries", indexing)
+    monkeypatch.setattr(manifest, "decode_entries", decoding)
+    tasks = TableScan.of(by_day).filter(greater_than("id", 4)).with_max_workers(2).plan_files()
+    assert len(tasks) == 4
+    assert len(made) >= 2
+    assert all(name.startswith("icewright-scan") for name, _ in made)
+    if entry_decoder.COMPILED:
+        assert {id(index) for _, index in made} == {id(index) for index in used}
+        assert None not in used
+
+
 def test_partition_evolution_projects_per_spec(
     make_table: Callable[..., Table], py_catalog: Any
 ) -> None:

@@ -411,11 +411,12 @@ class _Planner:
         return list(self.results(jobs))
 
     def results(self, jobs: list[_Job]) -> Iterator[_ManifestResult]:
-        """Each job's result, in order. Threads fetch and decompress manifests (reads from
-        an object store overlap, and zlib runs beside the decoding); they are decoded here
-        one after another, since decoding holds the GIL and threads would only take turns
-        at it. At most two fetches per thread are ahead of the decoding, so memory holds a
-        few manifests' bytes."""
+        """Each job's result, in order. Threads fetch, decompress and index manifests (reads
+        from an object store overlap; zlib and the compiled decoder's walk over the entries
+        run without the GIL, beside the decoding); they are decoded here one after another,
+        since building their objects holds the GIL and threads would only take turns at it.
+        At most two fetches per thread are ahead of the decoding, so memory holds a few
+        manifests' bytes."""
         if len(jobs) <= 1:
             for job in jobs:
                 with gc_paused():

@@ -22,6 +22,9 @@ def test_it_is_the_mapping_it_was_given() -> None:
         m[2]
     assert m != {1: b"a"} and m != {1: b"a", 3: b"x"} and m != [(3, b"c"), (1, b"a")]
     assert ColumnMap([(1, 5), (1, 6)]) == {1: 6}  # as dict() takes pairs
+    assert list(m.items()) == [(3, b"c"), (1, b"a")] and list(m.values()) == [b"c", b"a"]
+    assert (1, b"a") in m.items() and (1, b"c") not in m.items() and len(m.items()) == 2
+    assert b"c" in m.values() and m.keys() == {1, 3}
     assert repr(m) == "ColumnMap({3: b'c', 1: b'a'})"
 
 
@@ -53,3 +56,8 @@ def test_a_data_file_keeps_its_maps_as_column_maps() -> None:
     assert 3 not in f.value_counts
     assert f.replace(record_count=2).value_counts is f.value_counts
     assert ColumnMap.of(f.value_counts) is f.value_counts
+
+
+def test_sorted_items_are_how_a_manifest_stores_the_map() -> None:
+    m = ColumnMap({30: 3, 2: 2, 11: 1})
+    assert m.sorted_items() == [(2, 2), (11, 1), (30, 3)] == sorted({30: 3, 2: 2, 11: 1}.items())

@@ -32,6 +32,7 @@ from typing import Any
 
 from icewright.errors import IcewrightError
 from icewright.manifest.avro_schemas import AvroSchema
+from icewright.manifest.column_map import ColumnMap
 
 Encoder = Callable[[Any, bytearray], None]
 """Appends the Avro encoding of a datum to a buffer."""
@@ -223,17 +224,24 @@ def _array(item: Encoder) -> Encoder:
     return write_array
 
 
+def _sorted_items(value: Any) -> list[tuple[int, Any]]:
+    # a data file's metrics map (a ColumnMap) without the ABC check, any mapping with it
+    if value.__class__ is ColumnMap:
+        return value.sorted_items()
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a mapping, got {value!r}")
+    return sorted(value.items())
+
+
 def _int_long_map(value: Any, buf: bytearray) -> None:
     # Appendix A: a map with int keys is an array of key/value records; written sorted by
     # key so that equal maps give equal bytes. The lookups are inlined, and the optional
     # form below has its own function, because a manifest holds four of these per file.
-    if not isinstance(value, Mapping):
-        raise TypeError(f"expected a mapping, got {value!r}")
-    if value:
-        buf += long_bytes(len(value))
-        for k in sorted(value):
+    items = _sorted_items(value)
+    if items:
+        buf += long_bytes(len(items))
+        for k, v in items:
             buf += _SMALL_KEYS[k] if 0 <= k < 4096 else int_bytes(k)
-            v = value[k]
             cached = _CACHE.get(v) if v.__class__ is int else None
             buf += cached if cached is not None else long_bytes(v)
     buf += b"\x00"
@@ -248,13 +256,11 @@ def _optional_int_long_map(value: Any, buf: bytearray) -> None:
 
 
 def _int_bytes_map(value: Any, buf: bytearray) -> None:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"expected a mapping, got {value!r}")
-    if value:
-        buf += long_bytes(len(value))
-        for k in sorted(value):
+    items = _sorted_items(value)
+    if items:
+        buf += long_bytes(len(items))
+        for k, v in items:
             buf += _SMALL_KEYS[k] if 0 <= k < 4096 else int_bytes(k)
-            v = value[k]
             if v.__class__ is bytes and len(v) < 4096:
                 buf += _SMALL_KEYS[len(v)]
                 buf += v

@@ -10,7 +10,7 @@ bytes for four columns, and one fewer object to build when a manifest is decoded
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -64,6 +64,18 @@ class ColumnMap(Mapping[int, V]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def items(self) -> ItemsView[int, V]:
+        """The (column id, value) pairs, in the map's order (iterated without lookups)."""
+        return _Items(self)
+
+    def sorted_items(self) -> list[tuple[int, V]]:
+        """The (column id, value) pairs sorted by column id, as a manifest stores them."""
+        return sorted(zip(self._index, self._values, strict=True))
+
+    def values(self) -> ValuesView[V]:
+        """The values, in the map's order."""
+        return _Values(self)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ColumnMap) and other._index is self._index:
             return self._values == other._values
@@ -78,3 +90,22 @@ class ColumnMap(Mapping[int, V]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ColumnMap, (dict(self.items()),))
+
+
+class _Items(ItemsView[int, V]):
+    __slots__ = ()
+    _mapping: ColumnMap[V]
+
+    def __len__(self) -> int:
+        return len(self._mapping._values)
+
+    def __iter__(self) -> Iterator[tuple[int, V]]:
+        return zip(self._mapping._index, self._mapping._values, strict=True)
+
+
+class _Values(ValuesView[V]):
+    __slots__ = ()
+    _mapping: ColumnMap[V]
+
+    def __iter__(self) -> Iterator[V]:
+        return iter(self._mapping._values)

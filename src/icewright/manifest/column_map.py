@@ -38,7 +38,7 @@ class ColumnMap(Mapping[int, V]):
     _values: tuple[V, ...]
 
     def __init__(self, items: Mapping[int, V] | Iterable[tuple[int, V]] = ()) -> None:
-        pairs = dict(items)
+        pairs = items if items.__class__ is dict else dict(items)  # read, not kept
         self._index = _index_of(tuple(pairs))
         self._values = tuple(pairs.values())
 

@@ -1,5 +1,5 @@
-"""Builds the compiled manifest entry decoder and scan task builder; everything else is in
-pyproject.toml."""
+"""Builds the compiled manifest entry decoder, snapshot reader and scan task builder;
+everything else is in pyproject.toml."""
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -12,6 +12,11 @@ setup(
             Extension(
                 "icewright.manifest._entries",
                 ["src/icewright/manifest/_entries.pyx"],
+                optional=True,
+            ),
+            Extension(
+                "icewright.spec._snapshots",
+                ["src/icewright/spec/_snapshots.pyx"],
                 optional=True,
             ),
             Extension(

@@ -27,7 +27,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcmp, memcpy
 
-from icewright.manifest._slots cimport new_instance, plain_new, set_slot, slot_offset
+from icewright._slots cimport new_instance, plain_new, set_slot, slot_offset
 
 import sys
 

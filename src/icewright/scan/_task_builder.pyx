@@ -8,7 +8,7 @@ fields through ``object.__setattr__``). The loop here makes the same objects wit
 checks; the Python module documents each function.
 """
 
-from icewright.manifest._slots cimport get_slot, new_instance, plain_new, set_slot, slot_offset
+from icewright._slots cimport get_slot, new_instance, plain_new, set_slot, slot_offset
 
 _TASK_NAMES = (
     "data_file", "delete_files", "residual", "spec_id", "data_sequence_number",

@@ -207,17 +207,24 @@ def _array_keeping_texts(text: str, i: int) -> tuple[SourcedList, int]:
     i = _skip_space(text, i + 1)
     if text[i] == "]":
         return SourcedList(items, texts), i + 1
+    # A snapshot per commit: white space is looked for only where there is some.
+    scan, keep_item, keep_text = _SCAN, items.append, texts.append
     while True:
-        start = i
-        value, i = _SCAN(text, i)
-        items.append(value)
-        texts.append(text[start:i])
-        i = _skip_space(text, i)
-        if text[i] == "]":
-            return SourcedList(items, texts), i + 1
-        if text[i] != ",":
+        value, end = scan(text, i)
+        keep_item(value)
+        keep_text(text[i:end])
+        if text[end] in _WHITE:
+            end = _skip_space(text, end)
+        if text[end] == "]":
+            return SourcedList(items, texts), end + 1
+        if text[end] != ",":
             raise _Unexpected
-        i = _skip_space(text, i + 1)
+        i = end + 1
+        if text[i] in _WHITE:
+            i = _skip_space(text, i)
+
+
+_WHITE = frozenset(" \t\n\r")
 
 
 def dump_document(obj: Mapping[str, Any]) -> bytes:

@@ -48,12 +48,13 @@ from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.snapshots import (
     MAIN_BRANCH,
-    PLAIN_SNAPSHOT_KEYS,
     MetadataLogEntry,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
     SnapshotRefType,
+    read_plain_snapshots,
+    written_as_read,
 )
 from icewright.spec.sorting import UNSORTED_SORT_ORDER, SortOrder
 from icewright.spec.statistics import PartitionStatisticsFile, StatisticsFile
@@ -201,8 +202,9 @@ class TableMetadata:
             )
 
     def _check_snapshots_and_refs(self) -> None:
-        check_unique_ids((s.snapshot_id for s in self.snapshots), "snapshot-id")
         by_id = self._snapshots_by_id
+        if len(by_id) != len(self.snapshots):
+            check_unique_ids((s.snapshot_id for s in self.snapshots), "snapshot-id")
         if self.current_snapshot_id is not None and self.current_snapshot_id not in by_id:
             raise ValidationError(
                 f"current-snapshot-id {self.current_snapshot_id} is not in the snapshots list"
@@ -230,7 +232,10 @@ class TableMetadata:
 
     @cached_property
     def _snapshots_by_id(self) -> dict[int, Snapshot]:
-        return {s.snapshot_id: s for s in self.snapshots}
+        # A commit makes several metadata objects in a row from the same snapshots tuple
+        # (add a snapshot, move the branch, log the previous file, stamp the time): the
+        # tuple is indexed once (see _SnapshotIndex). The dict is never changed.
+        return _LAST_INDEX.of(self.snapshots)
 
     def schema(self) -> Schema:
         """The current schema."""
@@ -351,9 +356,11 @@ class TableMetadata:
                     f"next-row-id {next_row_id}; refresh the table and retry"
                 )
             next_row_id += snapshot.added_rows
+        snapshots = (*self.snapshots, snapshot)
+        _LAST_INDEX.keep(snapshots, {**self._snapshots_by_id, sid: snapshot})
         return dataclasses.replace(
             self,
-            snapshots=(*self.snapshots, snapshot),
+            snapshots=snapshots,
             last_sequence_number=max(self.last_sequence_number, snapshot.sequence_number),
             last_updated_ms=max(self.last_updated_ms, snapshot.timestamp_ms),
             next_row_id=next_row_id,
@@ -517,6 +524,30 @@ class TableMetadata:
         return _read_table_metadata(load_document(data, "table metadata", "snapshots"))
 
 
+class _SnapshotIndex:
+    """The snapshot-id index of the last snapshots tuple indexed (in any thread).
+
+    The tuple is held, so its identity cannot be reused while it is kept; a thread that
+    reads the slot while another replaces it sees one whole pair or the other.
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Snapshot, ...], dict[int, Snapshot]] = ((), {})
+
+    def of(self, snapshots: tuple[Snapshot, ...]) -> dict[int, Snapshot]:
+        last_snapshots, index = self._last
+        if last_snapshots is snapshots:
+            return index
+        index = {s.snapshot_id: s for s in snapshots}
+        self._last = (snapshots, index)
+        return index
+
+    def keep(self, snapshots: tuple[Snapshot, ...], index: dict[int, Snapshot]) -> None:
+        """Take ``index`` as the index of ``snapshots`` (made from a known one)."""
+        self._last = (snapshots, index)
+
+
+_LAST_INDEX = _SnapshotIndex()
 _SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
 _ENCODED_SLOT = f'"{_SNAPSHOTS_SLOT}"'.encode()
 _SNAPSHOT_JSON: dict[tuple[int, int], tuple[Snapshot, bytes]] = {}
@@ -631,27 +662,26 @@ def _read_table_metadata(o: dict[str, Any]) -> TableMetadata:
 def _snapshots(o: Mapping[str, Any], version: int) -> tuple[Snapshot, ...]:
     """The snapshots; those whose text in the file is what :meth:`Snapshot.to_json` would
     write (as a JSON value) keep that text for the next write (:func:`_snapshot_json`)."""
-    snapshots: tuple[Snapshot, ...] = _list_of(o, "snapshots", Snapshot.from_json)
     raw = o.get("snapshots")
-    if isinstance(raw, SourcedList) and len(raw.texts) == len(snapshots):
-        for snapshot, obj, text in zip(snapshots, raw, raw.texts, strict=True):
-            if _written_as_read(obj, version):
-                _remember_snapshot_json(snapshot, version, text.encode("utf-8"))
+    if raw is None:
+        return ()
+    objects = json_list(raw, f"{_WHAT} field 'snapshots'")
+    texts = raw.texts if isinstance(raw, SourcedList) and len(raw.texts) == len(raw) else None
+    built, written = read_plain_snapshots(objects, version)
+    snapshots = tuple(
+        Snapshot.from_json(objects[i]) if snapshot is None else snapshot
+        for i, snapshot in enumerate(built)
+    )
+    if texts is None:
+        return snapshots
+    if len(_SNAPSHOT_JSON) + len(snapshots) > _SNAPSHOT_JSON_LIMIT:
+        _SNAPSHOT_JSON.clear()
+    for i in written:
+        _SNAPSHOT_JSON[(id(snapshots[i]), version)] = (snapshots[i], texts[i].encode("utf-8"))
+    for i, snapshot in enumerate(built):
+        if snapshot is None and written_as_read(objects[i], version):
+            _remember_snapshot_json(snapshots[i], version, texts[i].encode("utf-8"))
     return snapshots
-
-
-def _written_as_read(o: Any, version: int) -> bool:
-    """Whether the snapshot object ``o`` read from a file of ``version`` equals, as a JSON
-    value, what :meth:`Snapshot.to_json` writes for the snapshot parsed from it: only the
-    plain fields, none of them null, a sequence number exactly from v2 on, and a summary
-    that names its operation (an empty one reads as none, one without an operation as an
-    overwrite)."""
-    if not isinstance(o, dict) or not o.keys() <= PLAIN_SNAPSHOT_KEYS:
-        return False
-    if ("sequence-number" in o) != (version >= 2) or None in o.values():
-        return False
-    summary = o.get("summary")
-    return summary is None or (isinstance(summary, dict) and "operation" in summary)
 
 
 def _id_list(

@@ -31,7 +31,11 @@ cdef extern from "Python.h":
 
 cdef inline Py_ssize_t slot_offset(object cls, str name) except -1:
     """Where the slot ``name`` of ``cls`` lives in an instance (checked once per type)."""
-    cdef object descriptor = cls.__dict__.get(name)
+    cdef object descriptor = None
+    for owner in cls.__mro__:  # the slot may be declared by a base class
+        if name in owner.__dict__:
+            descriptor = owner.__dict__[name]
+            break
     cdef PyTypeObject* kind = Py_TYPE(descriptor)
     if kind != &PyMemberDescr_Type:
         raise TypeError(f"{cls.__qualname__}.{name} is not a slot")

@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,23 @@ def median_seconds(
         run(i, prepared)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved_medians(
+    cases: Mapping[str, tuple[Callable[[int], object], Callable[[int, object], None]]],
+    repeat: int,
+) -> dict[str, float]:
+    """Median wall time of each case's ``run`` (what its ``prepare`` builds is not timed),
+    the cases taking turns: round ``i`` runs every case once. A machine whose speed drifts
+    over minutes then slows every case alike, and their ratios stay readable."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for i in range(repeat):
+        for name, (prepare, run) in cases.items():
+            prepared = prepare(i)
+            start = time.perf_counter()
+            run(i, prepared)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def peak_rss_mb() -> float:

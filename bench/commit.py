@@ -7,11 +7,13 @@ fast append and through pyiceberg's fast append of the same files; then expires
 
     uv run python bench/commit.py [--files 1000] [--history 1000] [--repeat 5]
 
-The last line reads ``commit: icewright/pyiceberg=<ratio> history-growth=<ratio>``:
-the first ratio is icewright's commit time over pyiceberg's at no history; the
-second is icewright's commit time at 1,000 snapshots over its time at none, in a process
-that committed to the table before (as a worker, a sensor or the triggerer does; a line
-above it gives the time in a fresh process, where the history is parsed once).
+The last line reads
+``commit: icewright/pyiceberg=<ratio> history-growth=<ratio> cold-start=<ratio>``: the
+first ratio is icewright's commit time over pyiceberg's at no history; the second is
+icewright's commit time at 1,000 snapshots over its time at none, in a process that
+committed to the table before (as a worker, a sensor or the triggerer does); the third is
+the same in a fresh process (each Airflow task and Dagster step starts one), where the
+history is read and parsed first. The measurements take turns, a round at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import SCHEMA, median_seconds, prepared_files
+from _common import SCHEMA, interleaved_medians, prepared_files
 
 from icewright.catalog import SqlCatalog, Table
 from icewright.commit.append import FastAppend
@@ -58,6 +60,9 @@ def to_pyiceberg(files: list[DataFile]) -> list[object]:
         )
         for f in files
     ]
+
+
+_Case = tuple[Callable[[int], object], Callable[[int, object], None]]
 
 
 def forget_process_caches() -> None:
@@ -102,9 +107,7 @@ def main() -> None:
     def fresh(name: str) -> Table:
         return ours.create_table(f"b.{name}", SCHEMA, spec)
 
-    def icewright_commit(
-        table_name: Callable[[int], str], repeat: int, cold: bool = False
-    ) -> float:
+    def icewright_commit(table_name: Callable[[int], str], cold: bool = False) -> _Case:
         def prepare(i: int) -> object:
             location = ours.load_table(f"b.{table_name(i)}").location
             if cold:
@@ -115,9 +118,9 @@ def main() -> None:
             table = ours.load_table(f"b.{table_name(i)}")
             FastAppend(table, files).commit()  # type: ignore[arg-type]
 
-        return median_seconds(prepare, run, repeat)
+        return prepare, run
 
-    def pyiceberg_commit(table_name: Callable[[int], str], repeat: int) -> float:
+    def pyiceberg_commit(table_name: Callable[[int], str]) -> _Case:
         def prepare(i: int) -> object:
             location = str(theirs.load_table(f"b.{table_name(i)}").location())
             return to_pyiceberg(prepared_files(location, args.files, f"py-{i}"))
@@ -128,10 +131,11 @@ def main() -> None:
                 for f in files:  # type: ignore[attr-defined]
                     append.append_data_file(f)
 
-        return median_seconds(prepare, run, repeat)
+        return prepare, run
 
     for i in range(args.repeat):
         fresh(f"ice_empty_{i}")
+        fresh(f"ice_empty_cold_{i}")
         fresh(f"py_empty_{i}")
     t0 = time.perf_counter()
     history = build_history(fresh("ice_history"), args.history)
@@ -139,11 +143,21 @@ def main() -> None:
     theirs_history = ours.register_table("b.py_history", history.metadata_location)
     print(f"built a {args.history}-snapshot history in {built:.1f}s")
 
-    ice_empty = icewright_commit(lambda i: f"ice_empty_{i}", args.repeat)
-    py_empty = pyiceberg_commit(lambda i: f"py_empty_{i}", args.repeat)
-    ice_hist = icewright_commit(lambda _i: "ice_history", args.repeat)
-    ice_hist_cold = icewright_commit(lambda _i: "ice_history", args.repeat, cold=True)
-    py_hist = pyiceberg_commit(lambda _i: "py_history", args.repeat)
+    # The cases take turns (see interleaved_medians): this machine's speed drifts.
+    medians = interleaved_medians(
+        {
+            "ice_empty": icewright_commit(lambda i: f"ice_empty_{i}"),
+            "ice_empty_cold": icewright_commit(lambda i: f"ice_empty_cold_{i}", cold=True),
+            "ice_hist": icewright_commit(lambda _i: "ice_history"),
+            "ice_hist_cold": icewright_commit(lambda _i: "ice_history", cold=True),
+            "py_empty": pyiceberg_commit(lambda i: f"py_empty_{i}"),
+            "py_hist": pyiceberg_commit(lambda _i: "py_history"),
+        },
+        args.repeat,
+    )
+    ice_empty, ice_empty_cold = medians["ice_empty"], medians["ice_empty_cold"]
+    ice_hist, ice_hist_cold = medians["ice_hist"], medians["ice_hist_cold"]
+    py_empty, py_hist = medians["py_empty"], medians["py_hist"]
     del theirs_history
 
     expire_table = ours.load_table("b.ice_history")
@@ -161,8 +175,9 @@ def main() -> None:
         f"pyiceberg {py_hist * 1000:8.1f} ms   ratio {ice_hist / py_hist:.2f}"
     )
     print(
-        f"{args.files} files, {args.history} snapshots, in a fresh process (nothing of the "
-        f"table parsed before): icewright {ice_hist_cold * 1000:8.1f} ms"
+        f"in a fresh process (nothing of the table parsed before): {args.files} files, no "
+        f"history: icewright {ice_empty_cold * 1000:8.1f} ms   {args.history} snapshots: "
+        f"{ice_hist_cold * 1000:8.1f} ms   ratio {ice_hist_cold / ice_empty_cold:.2f}"
     )
     print(
         f"expire {len(result.expired_snapshot_ids)} of {n_snapshots} snapshots "
@@ -170,7 +185,7 @@ def main() -> None:
     )
     print(
         f"commit: icewright/pyiceberg={ice_empty / py_empty:.2f} "
-        f"history-growth={ice_hist / ice_empty:.2f}"
+        f"history-growth={ice_hist / ice_empty:.2f} cold-start={ice_hist_cold / ice_empty_cold:.2f}"
     )
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, bench
 
-from bench.commit import SCHEMA, median_seconds, prepared_files, to_pyiceberg
+from bench._common import SCHEMA, median_seconds, prepared_files
+from bench.commit import to_pyiceberg
 from tests.support.rest import RestServer
 
 from icewright.catalog import load_catalog

@@ -18,6 +18,8 @@ from icewright.manifest import (
     read_manifest_list,
     write_manifest_list,
 )
+from icewright.manifest.avro_codec import open_container
+from icewright.manifest.avro_encoder import BLOCK_BYTES
 
 SNAPSHOT = 900
 
@@ -319,3 +321,33 @@ def test_a_list_of_another_schema_is_decoded_not_copied() -> None:
     writer.add_list(other.getvalue())
     assert all(isinstance(m, ManifestFile) for m in writer._manifests)  # decoded
     assert read_manifest_list(writer.to_bytes()) == read_manifest_list(v2)
+
+
+def test_a_long_chain_of_appends_copies_its_parents_blocks_as_stored() -> None:
+    """Each commit lists its new manifest and its parent's list: the parent's blocks of
+    half BLOCK_BYTES or more are written as stored (not compressed again), the smaller
+    ones gather the new records until they are that big, and every reader sees every
+    manifest, newest first."""
+    where = "s3://bucket/warehouse/db.db/events/metadata/"  # paths as long as real ones
+    data = _list(2, [manifest(f"{where}m-0.avro", added_snapshot_id=1, sequence_number=1)], 1)
+    for n in range(1, 400):
+        writer = ManifestListWriter(
+            format_version=2, snapshot_id=n + 1, parent_snapshot_id=n, sequence_number=n + 1
+        )
+        writer.add(manifest(f"{where}m-{n}.avro", added_snapshot_id=n + 1, sequence_number=-1))
+        writer.add_list(data)
+        parent, data = data, writer.to_bytes()
+    expected = [f"{where}m-{n}.avro" for n in reversed(range(400))]
+    assert [m.manifest_path for m in read_manifest_list(data)] == expected
+    assert [r["manifest_path"] for r in fastavro.reader(io.BytesIO(data))] == expected
+    assert [m.sequence_number for m in read_manifest_list(data)] == list(range(400, 0, -1))
+
+    blocks = open_container(data, "list")
+    sizes = [b - a for a, b in zip((0, *blocks.block_ends), blocks.block_ends, strict=False)]
+    assert len(sizes) > 4  # 400 records of ~100 bytes
+    assert all(BLOCK_BYTES // 2 <= size < BLOCK_BYTES + 1000 for size in sizes[1:])
+    assert sizes[0] < BLOCK_BYTES  # the newest records, still gathering
+    # the blocks behind the first are the parent's, byte for byte as it stored them
+    before = open_container(parent, "parent")
+    copied = [data[a:b] for a, b in blocks.stored_blocks[1:]]
+    assert copied == [parent[a:b] for a, b in before.stored_blocks[-len(copied) :]]

@@ -103,6 +103,8 @@ class AvroContainer:
     ``body`` is every block's decompressed data, one after the other; ``block_ends`` the
     offset in ``body`` where each block ends and ``block_counts`` how many records it
     holds. Records never span blocks, so ``body`` decodes as one stream of records.
+    ``stored_blocks`` gives, for each block, where its data as stored (compressed with
+    ``avro.codec``) starts and ends in the file; empty when the file was read another way.
     """
 
     metadata: dict[str, str]
@@ -112,6 +114,7 @@ class AvroContainer:
     body: bytes
     block_ends: tuple[int, ...]
     block_counts: tuple[int, ...]
+    stored_blocks: tuple[tuple[int, int], ...] = ()
 
     @property
     def record_count(self) -> int:
@@ -150,8 +153,9 @@ def open_container(data: bytes, what: str) -> AvroContainer:
         schema_text = metadata["avro.schema"]
         writer_schema, raw_schema = _parsed_schema(schema_text)
         codec = metadata.get("avro.codec", "null")
+        stored: tuple[tuple[int, int], ...] = ()
         if codec in ("null", "deflate"):
-            parts, ends, counts = _read_blocks(data, position, sync, codec)
+            parts, ends, counts, stored = _read_blocks(data, position, sync, codec)
         else:
             parts, ends, counts = _read_blocks_fastavro(data)
     except Exception as exc:  # corrupt input fails in many ways (IndexError, zlib.error ...)
@@ -159,7 +163,7 @@ def open_container(data: bytes, what: str) -> AvroContainer:
             f"{what}: not a readable Avro file ({type(exc).__name__}: {exc})"
         ) from exc
     return AvroContainer(
-        metadata, writer_schema, schema_text, raw_schema, b"".join(parts), ends, counts
+        metadata, writer_schema, schema_text, raw_schema, b"".join(parts), ends, counts, stored
     )
 
 
@@ -209,10 +213,11 @@ def _read_header(data: bytes) -> tuple[dict[str, str], bytes, int]:
 
 def _read_blocks(
     data: bytes, position: int, sync: bytes, codec: str
-) -> tuple[list[bytes], tuple[int, ...], tuple[int, ...]]:
+) -> tuple[list[bytes], tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
     parts: list[bytes] = []
     ends: list[int] = []
     counts: list[int] = []
+    stored: list[tuple[int, int]] = []
     size = 0
     while position < len(data):
         count, position = _read_long(data, position)
@@ -220,6 +225,7 @@ def _read_blocks(
         if count < 0 or length < 0 or position + length + 16 > len(data):
             raise ValueError(f"a block at offset {position} is cut short or malformed")
         block = data[position : position + length]
+        stored.append((position, position + length))
         position += length
         if data[position : position + 16] != sync:
             raise ValueError(f"the block ending at offset {position} has a wrong sync marker")
@@ -230,7 +236,7 @@ def _read_blocks(
         size += len(block)
         ends.append(size)
         counts.append(count)
-    return parts, tuple(ends), tuple(counts)
+    return parts, tuple(ends), tuple(counts), tuple(stored)
 
 
 def _read_blocks_fastavro(data: bytes) -> tuple[list[bytes], tuple[int, ...], tuple[int, ...]]:

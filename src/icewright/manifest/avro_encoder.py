@@ -503,9 +503,27 @@ class EncodedRun:
     count: int
 
 
+@dataclass(frozen=True, slots=True)
+class StoredBlock:
+    """A block of another file of the same schema and codec: its ``count`` records as
+    ``plain`` (decompressed) bytes and as ``stored`` (compressed with the codec).
+
+    A block of half :data:`BLOCK_BYTES` or more is written as it is stored (only the sync
+    marker is the new file's), so a manifest list that repeats its parent's records does
+    not compress them again. A smaller one joins the block being filled: the records that
+    commits add one by one gather into a block until it is big enough to be copied, so
+    blocks stay between half and whole :data:`BLOCK_BYTES` and a commit compresses at
+    most about that much of its parent's records.
+    """
+
+    count: int
+    plain: bytes
+    stored: bytes
+
+
 def container_file(
     schema: AvroSchema,
-    records: Iterable[bytes | EncodedRun],
+    records: Iterable[bytes | EncodedRun | StoredBlock],
     metadata: Mapping[str, str],
     codec: str,
 ) -> bytes:
@@ -514,7 +532,7 @@ def container_file(
     The header holds ``metadata``, then ``avro.schema`` (the schema as JSON) and
     ``avro.codec``, in that order, as fastavro writes them. Records go into blocks of
     about :data:`BLOCK_BYTES` uncompressed bytes (an :class:`EncodedRun` stays whole in
-    one block).
+    one block; a big :class:`StoredBlock`, stored with ``codec``, is copied whole).
     """
     if codec not in FAST_CODECS:
         raise ValueError(f"codec {codec!r} is not written by this encoder")
@@ -531,7 +549,21 @@ def container_file(
         parts.extend((long_bytes(count), long_bytes(len(data)), data, sync))
 
     for record in records:
-        if isinstance(record, EncodedRun):
+        if isinstance(record, StoredBlock):
+            if not record.count:
+                continue
+            if len(record.plain) >= BLOCK_BYTES // 2:
+                if block:
+                    flush()
+                    block.clear()
+                    size = count = 0
+                stored = record.stored
+                parts.extend((long_bytes(record.count), long_bytes(len(stored)), stored, sync))
+                continue
+            block.append(record.plain)
+            size += len(record.plain)
+            count += record.count
+        elif isinstance(record, EncodedRun):
             if not record.count:
                 continue
             block.append(record.data)

@@ -37,6 +37,7 @@ from icewright.manifest.avro_encoder import (
     EncodeError,
     Encoder,
     SchemaCompiler,
+    StoredBlock,
     container_file,
 )
 from icewright.manifest.avro_schemas import (
@@ -133,8 +134,8 @@ class ManifestListWriter:
             and self.codec in FAST_CODECS
             and container.schema_text == _schema_text(self.format_version)
         ):
-            run = EncodedRun(container.body, container.record_count)
-            self._manifests.append(_CopiedList(run, data, path))
+            records = _copied_records(container, data, self.codec)
+            self._manifests.append(_CopiedList(records, data, path))
             return
         self.add_all(ManifestListReader().read(data, path))
 
@@ -211,10 +212,10 @@ class ManifestListWriter:
         # history holds a record per manifest, and it is written on every commit.
         encode = _list_encoder(self.format_version)
         schema_text = _schema_text(self.format_version)
-        encoded: list[bytes | EncodedRun] = []
+        encoded: list[bytes | EncodedRun | StoredBlock] = []
         for m in self._manifests:
             if isinstance(m, _CopiedList):
-                encoded.append(m.run)
+                encoded.extend(m.records)
                 continue
             carried = carried_record(m, schema_text)
             if carried is not None:
@@ -272,9 +273,30 @@ def _schema_text(format_version: int) -> str:
 class _CopiedList:
     """The records of a manifest list file added whole (:meth:`ManifestListWriter.add_list`)."""
 
-    run: EncodedRun
+    records: tuple[EncodedRun | StoredBlock, ...]
     data: bytes
     path: str | None
+
+
+def _copied_records(
+    container: AvroContainer, data: bytes, codec: str
+) -> tuple[EncodedRun | StoredBlock, ...]:
+    """The records of the list file ``data`` (opened as ``container``) as its blocks, to
+    be written as stored when the file's codec is ``codec``, else as one run."""
+    if container.metadata.get("avro.codec", "null") != codec or not container.stored_blocks:
+        return (EncodedRun(container.body, container.record_count),)
+    body = container.body
+    starts = (0, *container.block_ends[:-1])
+    return tuple(
+        StoredBlock(count, body[start:end], data[stored_start:stored_end])
+        for count, start, end, (stored_start, stored_end) in zip(
+            container.block_counts,
+            starts,
+            container.block_ends,
+            container.stored_blocks,
+            strict=True,
+        )
+    )
 
 
 _LIST_ENCODERS: dict[int, Encoder] = {}

@@ -29,7 +29,6 @@ from _common import SCHEMA, interleaved_medians, prepared_files
 from icewright.catalog import SqlCatalog, Table
 from icewright.commit.append import FastAppend
 from icewright.commit.expire import expire_snapshots
-from icewright.commit.update import commit_updates
 from icewright.manifest.data_file import DataFile
 from icewright.spec.partitioning import build_partition_spec
 
@@ -80,12 +79,12 @@ def forget_process_caches() -> None:
 
 
 def build_history(table: Table, snapshots: int) -> Table:
-    """A table with ``snapshots`` one-file appends, committed as one metadata change."""
-    updates = [
-        FastAppend(table, prepared_files(table.location, 1, f"history-{n}"))
-        for n in range(snapshots)
-    ]
-    return commit_updates(table, updates).table
+    """A table with ``snapshots`` one-file appends, each its own commit, as a table that
+    a scheduled job appended to for months has them: a snapshot-log entry per snapshot, a
+    full metadata-log (100 files), a manifest list per snapshot of every manifest so far."""
+    for n in range(snapshots):
+        table = FastAppend(table, prepared_files(table.location, 1, f"history-{n}")).commit().table
+    return table
 
 
 def main() -> None:

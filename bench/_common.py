@@ -83,10 +83,11 @@ def median_seconds(
 
 
 def interleaved_medians(
-    cases: Mapping[str, tuple[Callable[[int], object], Callable[[int, object], None]]],
+    cases: Mapping[str, tuple[Callable[[int], object], Callable[[int, object], float | None]]],
     repeat: int,
 ) -> dict[str, float]:
-    """Median wall time of each case's ``run`` (what its ``prepare`` builds is not timed),
+    """Median wall time of each case's ``run`` (what its ``prepare`` builds is not timed;
+    a ``run`` that returns seconds measured itself, e.g. in another process, gives those),
     the cases taking turns: round ``i`` runs every case once. A machine whose speed drifts
     over minutes then slows every case alike, and their ratios stay readable."""
     times: dict[str, list[float]] = {name: [] for name in cases}
@@ -94,8 +95,9 @@ def interleaved_medians(
         for name, (prepare, run) in cases.items():
             prepared = prepare(i)
             start = time.perf_counter()
-            run(i, prepared)
-            times[name].append(time.perf_counter() - start)
+            measured = run(i, prepared)
+            elapsed = time.perf_counter() - start
+            times[name].append(elapsed if measured is None else measured)
     return {name: statistics.median(values) for name, values in times.items()}
 
 

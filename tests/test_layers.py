@@ -16,7 +16,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("icewright", "icewright.errors", "icewright.lazy"),
+    ("icewright", "icewright.collector", "icewright.errors", "icewright.lazy"),
     ("icewright.spec",),
     ("icewright.io", "icewright.manifest", "icewright.text"),
     ("icewright.arrow", "icewright.catalog", "icewright.expressions"),

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from icewright.catalog import Table
+from icewright.collector import gc_paused
 from icewright.commit.append import fast_append
 from icewright.commit.spec_update import UpdatePartitionSpec
 from icewright.errors import ValidationError
@@ -38,7 +39,6 @@ from icewright.expressions import (
 from icewright.manifest import DataFile, read_manifest_list
 from icewright.manifest.data_file import METRICS_MAPS
 from icewright.scan import TableScan, plan_files, plan_snapshot, select_columns
-from icewright.scan.planner import gc_paused
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, StructType
 from tests.expressions.oracle import to_py
@@ -506,29 +506,3 @@ def test_planning_pauses_the_collector_and_restores_it(by_day: Table) -> None:
             assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
-
-
-def test_what_planning_made_goes_to_the_oldest_generation() -> None:
-    # A young collection right after planning would walk every object of the plan only to
-    # promote it; the pause moves them without a walk, unless objects are frozen already.
-    assert gc.isenabled()
-    gc.collect()
-    with gc_paused():
-        made = [[i] for i in range(20_000)]
-    oldest = {id(o) for o in gc.get_objects(generation=2)}
-    assert id(made[0]) in oldest and id(made[-1]) in oldest
-    assert gc.get_freeze_count() == 0
-
-    kept = [["frozen by the process"]]
-    gc.freeze()  # a process that keeps objects frozen of its own
-    try:
-        with gc_paused():
-            made += [[i] for i in range(20_000)]
-        # Frozen objects sit outside every generation; the count itself may drop as some
-        # of them are freed, so the test follows one object the process froze.
-        tracked = {id(o) for o in gc.get_objects()}
-        assert id(kept[0]) not in tracked, "the pause released the process's frozen objects"
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-    assert len(made) == 40_000

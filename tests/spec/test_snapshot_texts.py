@@ -42,6 +42,64 @@ def test_the_walk_reads_what_json_loads_reads(
     assert [json.loads(t) for t in kept.texts] == snapshots
 
 
+# Keys written without escapes (a key with one makes the spans give up: tested below).
+plain_keys = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters='"\\')
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    document=st.dictionaries(plain_keys, json_values, max_size=4),
+    snapshots=st.lists(json_values, max_size=4),
+    indent=st.sampled_from([None, 0, 2]),
+    separators=st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")]),
+    ascii_only=st.booleans(),
+    bom=st.booleans(),
+)
+def test_the_spans_in_the_bytes_hold_what_json_loads_reads(
+    document: dict[str, Any],
+    snapshots: list[Any],
+    indent: int | None,
+    separators: Any,
+    ascii_only: bool,
+    bom: bool,
+) -> None:
+    # given the file's bytes, json.loads reads the text and the compiled array_spans
+    # finds each element's bytes (views, not copies)
+    document = {**document, "snapshots": snapshots}
+    text = json.dumps(document, indent=indent, separators=separators, ensure_ascii=ascii_only)
+    encoded = (b"\xef\xbb\xbf" if bom else b"") + f" \n{text}\t".encode()
+    read = loads_keeping_texts(encoded.decode("utf-8-sig"), "snapshots", encoded)
+    assert read == json.loads(text)
+    kept = read["snapshots"]
+    assert isinstance(kept, SourcedList)
+    assert all(isinstance(t, memoryview) for t in kept.texts)
+    assert [json.loads(bytes(t)) for t in kept.texts] == snapshots
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ('{"snapshots": [{"a": "]}\\""}, 2], "x": 1}', [{"a": ']}"'}, 2]),
+        ('{"snapshots": [1], "snapshots": [2, 3]}', [2, 3]),  # the last one, as json.loads
+        ('{"snapshots": [1], "snapshots": 4}', None),
+        ('{"snap\\u0073hots": [1]}', None),  # an escaped key: no texts
+        ('{"other": [1]}', None),
+        ("{}", None),
+    ],
+)
+def test_the_spans_follow_json_loads_or_give_up(text: str, kept: list[Any] | None) -> None:
+    read = loads_keeping_texts(text, "snapshots", text.encode())
+    assert read == json.loads(text)
+    value = read.get("snapshots")
+    if kept is None:
+        assert not isinstance(value, SourcedList)
+    else:
+        assert isinstance(value, SourcedList)
+        assert [json.loads(bytes(t)) for t in value.texts] == kept
+
+
 @pytest.mark.parametrize(
     "text",
     ['{"snapshots": [1, 2,]}', '{"snapshots": [1 2]}', '{"a": 1', "[1, 2]", '{"a": 1} x', ""],

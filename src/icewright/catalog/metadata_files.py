@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from icewright.collector import gc_paused
 from icewright.errors import InvalidMetadata, NoSuchFile, UnsupportedFormatVersion, ValidationError
 from icewright.io import FileIO
 from icewright.spec.documents import loads_keeping_texts
@@ -164,7 +165,7 @@ def _document(raw: bytes, path: str) -> dict[str, Any]:
         except UnicodeDecodeError:
             document = json.loads(data)  # UTF-16 or -32, which JSON allows
         else:
-            document = loads_keeping_texts(text, "snapshots")
+            document = loads_keeping_texts(text, "snapshots", data)
     except (UnicodeDecodeError, ValueError) as e:
         raise InvalidMetadata(f"metadata file {path} is not valid JSON: {e}") from None
     if not isinstance(document, dict):
@@ -200,7 +201,8 @@ def read_table_metadata(io: FileIO, path: str) -> TableMetadata:
     if cached is not None:
         return cached
     raw = io.read(path)
-    metadata = table_metadata_from_document(_document(raw, path), path)
+    with gc_paused():  # a snapshot per commit, each kept (see icewright.collector)
+        metadata = table_metadata_from_document(_document(raw, path), path)
     _RECENT.put(path, metadata, len(raw))
     return metadata
 

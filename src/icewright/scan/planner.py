@@ -20,8 +20,6 @@ Most callers use :class:`icewright.scan.TableScan`, which also chooses the snaps
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import threading
 from collections import deque
@@ -32,6 +30,7 @@ from functools import partial
 from itertools import islice
 from typing import Any
 
+from icewright.collector import gc_paused
 from icewright.errors import InvalidMetadata, ValidationError
 from icewright.expressions import (
     ALWAYS_TRUE,
@@ -67,44 +66,6 @@ from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["DEFAULT_MAX_WORKERS", "iter_snapshot_tasks", "plan_snapshot"]
-
-_GC_LOCK = threading.Lock()
-_GC_PAUSES = [0]  # planners running with the collector paused
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while building many objects.
-
-    Planning a big table makes hundreds of thousands of objects that all survive, and
-    each allocation threshold crossed makes the collector walk them again: about a third
-    of the time of planning 100,000 files. Nothing planning builds holds a cycle, so the
-    pause frees nothing later than it would have been. Planners running at once (threads)
-    share the pause; the collector resumes when the last one ends, if it ran before.
-
-    What planning made survives it (the caller holds the plan), so when the collector
-    resumes they go straight to its oldest generation, where a young collection does not
-    walk them again only to promote them (that walk took a fifth of planning 100,000
-    files). ``gc.freeze()`` then ``gc.unfreeze()`` does that move without walking; it is
-    skipped when the process keeps objects frozen of its own (a server before it forks),
-    which unfreezing would release.
-    """
-    with _GC_LOCK:
-        if _GC_PAUSES[0] == 0:
-            _GC_PAUSES.append(gc.isenabled())
-            gc.disable()
-        _GC_PAUSES[0] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_PAUSES[0] -= 1
-            if _GC_PAUSES[0] == 0 and _GC_PAUSES.pop():
-                if gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
-
 
 FILTER_METRICS = tuple(m for m in METRICS_MAPS if m != "column_sizes")
 """The metrics maps a row filter's evaluation reads (sizes are never compared)."""

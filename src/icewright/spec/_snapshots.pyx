@@ -8,9 +8,13 @@
 # for a v2 table) and its summary are checked and filled in their slots in one pass; the
 # Python twin is icewright.spec.snapshots._plain_snapshot, which the tests hold this to.
 # Anything else gets None, and the general reader, which also words the errors, takes it.
+# array_spans finds where each snapshot's text is in the file's bytes, so that it can be
+# written back as it is without copying it out (or scanning it value by value) first.
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Copy, PyDict_GetItem, PyDict_Next, PyDict_Size
 from cpython.object cimport PyObject
+from libc.string cimport memchr, memcmp
 
 from icewright._slots cimport new_instance, plain_new, set_slot, slot_offset
 
@@ -198,3 +202,130 @@ cdef class SnapshotReader:
         set_slot(summary, self.data_offset, data)
         set_slot(summary, self.operation_offset, op)
         return summary
+
+
+# --- where the elements of a top-level array are in a JSON document -----------------------
+
+cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The index of the first byte at or after ``i`` that is not JSON white space."""
+    while i < n and (s[i] == 32 or s[i] == 9 or s[i] == 10 or s[i] == 13):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _string_end(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n
+) noexcept nogil:
+    """The index after the string whose opening quote is at ``i``, or -1."""
+    i += 1
+    while i < n:
+        if s[i] == 92:  # a backslash: the next byte is escaped
+            i += 2
+        elif s[i] == 34:
+            return i + 1
+        else:
+            i += 1
+    return -1
+
+
+cdef Py_ssize_t _value_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The index after the JSON value that starts at ``i`` (below ``n``), or -1."""
+    cdef Py_ssize_t depth = 0
+    cdef unsigned char c = s[i]
+    if c == 34:
+        return _string_end(s, i, n)
+    if c == 123 or c == 91:  # an object or an array: to its matching bracket
+        while i < n:
+            c = s[i]
+            if c == 34:
+                i = _string_end(s, i, n)
+                if i < 0:
+                    return -1
+                continue
+            if c == 123 or c == 91:
+                depth += 1
+            elif c == 125 or c == 93:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return -1
+    while i < n:  # a number or a literal: to the next delimiter
+        c = s[i]
+        if c == 44 or c == 125 or c == 93 or c == 32 or c == 9 or c == 10 or c == 13:
+            break
+        i += 1
+    return i
+
+
+def array_spans(bytes data, bytes key):
+    """Where each element of the array under the top-level ``key`` starts and ends in
+    the UTF-8 JSON document ``data`` (a list of pairs of offsets), or None.
+
+    Meant for a document that ``json.loads`` has read already: only the structure is
+    followed (strings, brackets, delimiters); nothing is checked or built. None when the
+    document is not an object, ``key`` is missing or not an array, or any key of the
+    object is written with an escape (its bytes would not say which key it is). A key
+    given twice counts last, as ``json.loads`` takes it.
+    """
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef const char* wanted = PyBytes_AS_STRING(key)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), size = PyBytes_GET_SIZE(key)
+    cdef Py_ssize_t i = 0, start, end
+    cdef bint is_key
+    cdef list found = None
+    cdef list spans
+    if n >= 3 and s[0] == 0xEF and s[1] == 0xBB and s[2] == 0xBF:  # a byte-order mark
+        i = 3
+    i = _space(s, i, n)
+    if i >= n or s[i] != 123:
+        return None
+    i = _space(s, i + 1, n)
+    while True:
+        if i >= n or s[i] != 34:
+            return None
+        end = _string_end(s, i, n)
+        if end < 0 or memchr(s + i + 1, 92, end - i - 2) != NULL:
+            return None
+        is_key = end - i - 2 == size and memcmp(s + i + 1, wanted, size) == 0
+        i = _space(s, end, n)
+        if i >= n or s[i] != 58:
+            return None
+        i = _space(s, i + 1, n)
+        if i >= n:
+            return None
+        if is_key and s[i] == 91:
+            spans = []
+            i = _space(s, i + 1, n)
+            if i < n and s[i] == 93:
+                i += 1
+            else:
+                while True:
+                    start = i
+                    end = _value_end(s, i, n) if i < n else -1
+                    if end < 0:
+                        return None
+                    spans.append((start, end))
+                    i = _space(s, end, n)
+                    if i < n and s[i] == 44:
+                        i = _space(s, i + 1, n)
+                    elif i < n and s[i] == 93:
+                        i += 1
+                        break
+                    else:
+                        return None
+            found = spans
+        else:
+            if is_key:
+                found = None
+            end = _value_end(s, i, n)
+            if end < 0:
+                return None
+            i = end
+        i = _space(s, i, n)
+        if i < n and s[i] == 44:
+            i = _space(s, i + 1, n)
+        elif i < n and s[i] == 125:
+            return found
+        else:
+            return None

@@ -99,6 +99,7 @@ def load_document(
     """
     if isinstance(data, Mapping):
         return json_object(dict(data), what)
+    raw: bytes | None = None
     if isinstance(data, bytes | bytearray):
         raw = bytes(data)
         if raw[:2] == b"\x1f\x8b":
@@ -118,7 +119,9 @@ def load_document(
     else:
         raise InvalidMetadata(f"{what} must be given as bytes, str or dict, got {type(data)}")
     try:
-        parsed = loads_keeping_texts(text, keep_texts_of) if keep_texts_of else json.loads(text)
+        parsed = (
+            loads_keeping_texts(text, keep_texts_of, raw) if keep_texts_of else json.loads(text)
+        )
     except json.JSONDecodeError as exc:
         raise InvalidMetadata(
             f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
@@ -127,28 +130,52 @@ def load_document(
     return json_object(parsed, what)
 
 
+Utf8 = bytes | memoryview
+"""UTF-8 text as bytes, or as a view of the bytes of the file it was read from."""
+
+
 class SourcedList(list[Any]):
     """A JSON array read by :func:`loads_keeping_texts`, with the text each element was
-    written as (:attr:`texts`, one per element, in order)."""
+    written as (:attr:`texts`, UTF-8, one per element, in order)."""
 
     __slots__ = ("texts",)
 
-    def __init__(self, items: Iterable[Any], texts: Iterable[str]) -> None:
+    def __init__(self, items: Iterable[Any], texts: Iterable[Utf8]) -> None:
         super().__init__(items)
-        self.texts: tuple[str, ...] = tuple(texts)
+        self.texts: tuple[Utf8, ...] = tuple(texts)
 
 
-def loads_keeping_texts(text: str, key: str) -> Any:
+_array_spans: Callable[[bytes, bytes], list[tuple[int, int]] | None] | None
+try:  # built from _snapshots.pyx when the package is installed
+    from icewright.spec._snapshots import array_spans as _array_spans
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _array_spans = None
+
+
+def loads_keeping_texts(text: str, key: str, encoded: bytes | None = None) -> Any:
     """``json.loads(text)``, except that when the document is an object whose ``key`` is
     an array, that array comes back as a :class:`SourcedList`.
 
     Why: a table's metadata file holds a snapshot per commit, and a commit writes them all
     again. Keeping each snapshot's text lets the writer reuse it instead of encoding the
-    history anew in every fresh process (see ``table_metadata._snapshot_json``). The walk
-    uses the standard library's C scanner for every value, so it costs what ``json.loads``
-    costs; anything it does not expect is handed to ``json.loads``, which also words the
-    errors.
+    history anew in every fresh process (see ``table_metadata._snapshot_json``).
+
+    Given ``encoded``, the UTF-8 bytes ``text`` was decoded from, ``json.loads`` reads the
+    text in one call and the compiled ``array_spans`` finds where each element is in the
+    bytes: the texts are views of ``encoded``, nothing is copied. Otherwise a walk reads
+    each element with the standard library's C scanner and keeps a copy of its text. What
+    either does not expect is left to ``json.loads`` alone (no texts), which also words
+    the errors.
     """
+    if encoded is not None and _array_spans is not None:
+        document = json.loads(text)
+        if isinstance(document, dict) and document.get(key).__class__ is list:
+            items = document[key]
+            spans = _array_spans(encoded, key.encode("utf-8"))
+            if spans is not None and len(spans) == len(items):
+                view = memoryview(encoded)
+                document[key] = SourcedList(items, [view[a:b] for a, b in spans])
+        return document
     try:
         return _object_keeping_texts(text, key)
     except (_Unexpected, StopIteration, IndexError):
@@ -206,7 +233,7 @@ def _array_keeping_texts(text: str, i: int) -> tuple[SourcedList, int]:
     texts: list[str] = []
     i = _skip_space(text, i + 1)
     if text[i] == "]":
-        return SourcedList(items, texts), i + 1
+        return SourcedList(items, ()), i + 1
     # A snapshot per commit: white space is looked for only where there is some.
     scan, keep_item, keep_text = _SCAN, items.append, texts.append
     while True:
@@ -216,7 +243,7 @@ def _array_keeping_texts(text: str, i: int) -> tuple[SourcedList, int]:
         if text[end] in _WHITE:
             end = _skip_space(text, end)
         if text[end] == "]":
-            return SourcedList(items, texts), end + 1
+            return SourcedList(items, [t.encode("utf-8") for t in texts]), end + 1
         if text[end] != ",":
             raise _Unexpected
         i = end + 1

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from icewright.collector import gc_paused
 from icewright.errors import InvalidMetadata, UnsupportedFormatVersion, ValidationError
 from icewright.spec.documents import (
     EMPTY_STRING_MAP,
     FrozenMap,
     SourcedList,
     StringMap,
+    Utf8,
     as_metadata_error,
     check_unique_ids,
     dump_document,
@@ -521,7 +523,8 @@ class TableMetadata:
         read and :class:`InvalidMetadata` naming the field for anything
         malformed or missing.
         """
-        return _read_table_metadata(load_document(data, "table metadata", "snapshots"))
+        with gc_paused():  # a snapshot per commit, each kept (see icewright.collector)
+            return _read_table_metadata(load_document(data, "table metadata", "snapshots"))
 
 
 class _SnapshotIndex:
@@ -550,11 +553,11 @@ class _SnapshotIndex:
 _LAST_INDEX = _SnapshotIndex()
 _SNAPSHOTS_SLOT = f"icewright-snapshots-{uuid.uuid4().hex}"
 _ENCODED_SLOT = f'"{_SNAPSHOTS_SLOT}"'.encode()
-_SNAPSHOT_JSON: dict[tuple[int, int], tuple[Snapshot, bytes]] = {}
+_SNAPSHOT_JSON: dict[tuple[int, int], tuple[Snapshot, Utf8]] = {}
 _SNAPSHOT_JSON_LIMIT = 20_000  # a few tables with long histories; bounded memory
 
 
-def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:
+def _snapshot_json(snapshot: Snapshot, format_version: int) -> Utf8:
     """The encoded JSON of ``snapshot``, kept while the object lives in this cache.
 
     The key is the object's identity: the entry holds the object, so its id cannot be
@@ -569,7 +572,7 @@ def _snapshot_json(snapshot: Snapshot, format_version: int) -> bytes:
     return encoded
 
 
-def _remember_snapshot_json(snapshot: Snapshot, format_version: int, encoded: bytes) -> None:
+def _remember_snapshot_json(snapshot: Snapshot, format_version: int, encoded: Utf8) -> None:
     if len(_SNAPSHOT_JSON) >= _SNAPSHOT_JSON_LIMIT:
         _SNAPSHOT_JSON.clear()
     _SNAPSHOT_JSON[(id(snapshot), format_version)] = (snapshot, encoded)
@@ -677,10 +680,10 @@ def _snapshots(o: Mapping[str, Any], version: int) -> tuple[Snapshot, ...]:
     if len(_SNAPSHOT_JSON) + len(snapshots) > _SNAPSHOT_JSON_LIMIT:
         _SNAPSHOT_JSON.clear()
     for i in written:
-        _SNAPSHOT_JSON[(id(snapshots[i]), version)] = (snapshots[i], texts[i].encode("utf-8"))
+        _SNAPSHOT_JSON[(id(snapshots[i]), version)] = (snapshots[i], texts[i])
     for i, snapshot in enumerate(built):
         if snapshot is None and written_as_read(objects[i], version):
-            _remember_snapshot_json(snapshots[i], version, texts[i].encode("utf-8"))
+            _remember_snapshot_json(snapshots[i], version, texts[i])
     return snapshots
 
 

@@ -82,25 +82,22 @@ def forget_process_caches() -> None:
     table_metadata._SNAPSHOT_JSON.clear()
 
 
-def fresh_process_commit(uri: str, warehouse: str, name: str, files: int, tag: str) -> float:
-    """Seconds of the first commit of ``files`` files to table ``name`` in a new Python
-    process, as an Airflow task or a Dagster step makes it: loading the table and
-    committing are timed; starting Python, importing and preparing the files are not."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--fresh-commit", uri, warehouse, name, str(files), tag],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def fresh_process_commit(table: Table, uri: str, warehouse: str, files: int, tag: str) -> float:
+    """Seconds of the first commit of ``files`` files to ``table`` in a new Python process,
+    as an Airflow task or a Dagster step makes it: loading the table and committing are
+    timed; starting Python, importing and preparing the files are not. The child reads
+    nothing of the table before (the parent tells it the table's location)."""
+    name = str(table.identifier)
+    command = [sys.executable, __file__, "--fresh-commit", uri, warehouse, name, table.location]
+    out = subprocess.run([*command, str(files), tag], check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])
 
 
-def _fresh_commit(uri: str, warehouse: str, name: str, files: str, tag: str) -> None:
+def _fresh_commit(arguments: list[str]) -> None:
     """The child of :func:`fresh_process_commit`: prints the seconds."""
+    uri, warehouse, name, location, files, tag = arguments
     catalog = SqlCatalog("bench", uri=uri, warehouse=warehouse)
-    location = catalog.load_table(name).location
     prepared = prepared_files(location, int(files), tag)
-    forget_process_caches()  # the table was loaded above only to know where it is
     start = time.perf_counter()
     FastAppend(catalog.load_table(name), prepared).commit()
     print(time.perf_counter() - start)
@@ -117,7 +114,7 @@ def build_history(table: Table, snapshots: int) -> Table:
 
 def main() -> None:
     if sys.argv[1:2] == ["--fresh-commit"]:
-        _fresh_commit(*sys.argv[2:])
+        _fresh_commit(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=1000)
@@ -151,11 +148,14 @@ def main() -> None:
         return prepare, run
 
     def icewright_fresh_commit(table_name: Callable[[int], str]) -> _Case:
-        def run(i: int, _: object) -> float:
-            name = f"b.{table_name(i)}"
-            return fresh_process_commit(uri, str(root / "wh"), name, args.files, f"fresh-{i}")
+        def prepare(i: int) -> object:
+            return ours.load_table(f"b.{table_name(i)}")
 
-        return (lambda _i: None), run
+        def run(i: int, table: object) -> float:
+            assert isinstance(table, Table)
+            return fresh_process_commit(table, uri, str(root / "wh"), args.files, f"fresh-{i}")
+
+        return prepare, run
 
     def pyiceberg_commit(table_name: Callable[[int], str]) -> _Case:
         def prepare(i: int) -> object:

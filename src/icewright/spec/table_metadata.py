@@ -509,11 +509,17 @@ class TableMetadata:
                 f"(and reads {join_ids(SUPPORTED_READ_FORMAT_VERSIONS)}); commit to this table "
                 "with an engine that supports it"
             )
-        text = dump_document(self._document(_SNAPSHOTS_SLOT))
+        head, tail = dump_document(self._document(_SNAPSHOTS_SLOT)).split(_ENCODED_SLOT, 1)
         # Snapshots are immutable and shared by every metadata that descends from the one
-        # they were added to: each is encoded once (see _snapshot_json) and spliced in.
-        encoded = b",".join(_snapshot_json(s, self.format_version) for s in self.snapshots)
-        return text.replace(_ENCODED_SLOT, b"[" + encoded + b"]", 1)
+        # they were added to: each is encoded once (see _snapshot_json) and spliced in,
+        # the whole file copied together once.
+        pieces: list[Utf8] = [head, b"["]
+        for n, snapshot in enumerate(self.snapshots):
+            if n:
+                pieces.append(b",")
+            pieces.append(_snapshot_json(snapshot, self.format_version))
+        pieces += (b"]", tail)
+        return b"".join(pieces)
 
     @classmethod
     def from_json(cls, data: bytes | bytearray | str | Mapping[str, Any]) -> TableMetadata:

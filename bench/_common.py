@@ -73,13 +73,7 @@ def median_seconds(
     prepare: Callable[[int], object], run: Callable[[int, object], None], repeat: int
 ) -> float:
     """Median wall time of ``run``; what ``prepare`` builds is not timed."""
-    times = []
-    for i in range(repeat):
-        prepared = prepare(i)
-        start = time.perf_counter()
-        run(i, prepared)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return interleaved_medians({"run": (prepare, run)}, repeat)["run"]
 
 
 def interleaved_medians(

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 __all__ = ["gc_paused"]
 
 _GC_LOCK = threading.Lock()
-_GC_PAUSES = [0]  # planners running with the collector paused
+_GC_PAUSES = [0]  # callers running with the collector paused
 
 
 @contextlib.contextmanager

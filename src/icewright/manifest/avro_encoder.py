@@ -499,7 +499,7 @@ class EncodedRun:
     """``count`` records encoded one after another, written as they are (e.g. every
     record of another file of the same schema)."""
 
-    data: bytes
+    data: bytes | memoryview
     count: int
 
 
@@ -517,8 +517,8 @@ class StoredBlock:
     """
 
     count: int
-    plain: bytes
-    stored: bytes
+    plain: bytes | memoryview
+    stored: bytes | memoryview
 
 
 def container_file(
@@ -540,30 +540,32 @@ def container_file(
     meta = {k: v.encode("utf-8") for k, v in metadata.items()}
     meta["avro.schema"] = json.dumps(schema).encode("utf-8")
     meta["avro.codec"] = codec.encode("utf-8")
-    parts = [MAGIC, _map_of_bytes(meta), sync]
-    block: list[bytes] = []
+    parts: list[bytes | memoryview] = [MAGIC, _map_of_bytes(meta), sync]
+    block: list[bytes | memoryview] = []
     size = count = 0
 
     def flush() -> None:
-        data = _compress(codec, b"".join(block))
-        parts.extend((long_bytes(count), long_bytes(len(data)), data, sync))
+        """Write the block being filled, if it holds anything, and start a new one."""
+        nonlocal size, count
+        if block:
+            data = _compress(codec, b"".join(block))
+            parts.extend((long_bytes(count), long_bytes(len(data)), data, sync))
+            block.clear()
+            size = count = 0
 
-    for record in records:
-        if isinstance(record, StoredBlock):
-            if not record.count:
-                continue
-            if len(record.plain) >= BLOCK_BYTES // 2:
-                if block:
+    for item in records:
+        record: bytes | EncodedRun
+        if isinstance(item, StoredBlock):
+            if len(item.plain) >= BLOCK_BYTES // 2:  # copied as stored, a block of its own
+                if item.count:
                     flush()
-                    block.clear()
-                    size = count = 0
-                stored = record.stored
-                parts.extend((long_bytes(record.count), long_bytes(len(stored)), stored, sync))
+                    stored = item.stored
+                    parts.extend((long_bytes(item.count), long_bytes(len(stored)), stored, sync))
                 continue
-            block.append(record.plain)
-            size += len(record.plain)
-            count += record.count
-        elif isinstance(record, EncodedRun):
+            record = EncodedRun(item.plain, item.count)  # joins the block being filled
+        else:
+            record = item
+        if isinstance(record, EncodedRun):
             if not record.count:
                 continue
             block.append(record.data)
@@ -575,8 +577,5 @@ def container_file(
             count += 1
         if size >= BLOCK_BYTES:
             flush()
-            block.clear()
-            size = count = 0
-    if block:
-        flush()
+    flush()
     return b"".join(parts)

@@ -285,10 +285,10 @@ def _copied_records(
     be written as stored when the file's codec is ``codec``, else as one run."""
     if container.metadata.get("avro.codec", "null") != codec or not container.stored_blocks:
         return (EncodedRun(container.body, container.record_count),)
-    body = container.body
+    body, stored = memoryview(container.body), memoryview(data)  # views: nothing copied
     starts = (0, *container.block_ends[:-1])
     return tuple(
-        StoredBlock(count, body[start:end], data[stored_start:stored_end])
+        StoredBlock(count, body[start:end], stored[stored_start:stored_end])
         for count, start, end, (stored_start, stored_end) in zip(
             container.block_counts,
             starts,

@@ -31,8 +31,8 @@ from icewright.arrow import rows_to_arrow, write_data_files
 from icewright.catalog import Table
 from icewright.commit.snapshot_producer import metadata_dir
 from icewright.manifest.data_file import DataFile, FileContent, FileFormat, ManifestEntry
-from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.scan import plan_files
 from icewright.spec.schema import Schema
 from icewright.spec.types import LongType, NestedField, StringType, TimestamptzType

@@ -27,8 +27,9 @@ from icewright.commit.summary import SummaryBuilder
 from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
 from icewright.io.local import local_path
 from icewright.manifest.data_file import DataFile, FileContent, FileFormat, ManifestFile
-from icewright.manifest.manifest import ManifestWriter, read_manifest
+from icewright.manifest.manifest import ManifestWriter
 from icewright.manifest.manifest_list import ManifestListWriter, read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.documents import (
     StringMap,
 )

@@ -14,8 +14,8 @@ from icewright.commit.append import FastAppend, fast_append
 from icewright.commit.retry import RetryPolicy
 from icewright.errors import CommitFailed, CommitStateUnknown, ValidationError
 from icewright.manifest.data_file import DataFile, FileContent, FileFormat
-from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.table_metadata import TableMetadata
 
 UTC = dt.UTC

@@ -33,8 +33,8 @@ from icewright.commit.summary import SummaryBuilder
 from icewright.errors import InvalidMetadata
 from icewright.manifest.avro_codec import open_container
 from icewright.manifest.data_file import DataFile, FileFormat
-from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.documents import (
     FrozenMap,
     dump_document,

@@ -23,8 +23,9 @@ from icewright.commit.snapshot_producer import SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import DataFile, ManifestFile
-from icewright.manifest.manifest import ManifestWriter, read_manifest
+from icewright.manifest.manifest import ManifestWriter
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.snapshots import Operation, Snapshot, SnapshotRefType
 from icewright.spec.table_metadata import TableMetadata
 

@@ -33,8 +33,8 @@ from icewright.arrow import rows_to_arrow, write_data_files
 from icewright.catalog import SqlCatalog, Table, View
 from icewright.commit.append import fast_append
 from icewright.manifest.avro_codec import open_container
-from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.documents import (
     StringMap,
 )

@@ -26,13 +26,13 @@ from icewright.manifest import (
     open_manifest,
     read_manifest,
 )
+from icewright.manifest.avro_codec import open_container
 from icewright.manifest.entry_decoder import (
     METRICS_MAPS,
     compiled_entry_decoder,
     manifest_entry_decoder,
     partition_field_readers,
 )
-from icewright.manifest.manifest import open_container
 
 from .samples import SCHEMA, SPEC, data_file
 from .test_manifest import partitioned_files, write_mixed

@@ -298,7 +298,7 @@ def test_the_fetch_threads_index_what_the_planner_decodes(
     # are fetched, and the decoding uses it: planning uses a second core.
     import threading
 
-    from icewright.manifest import entry_decoder, manifest
+    from icewright.manifest import entry_decoder, manifest_reader
 
     made: list[tuple[str, object]] = []
     used: list[object] = []
@@ -313,8 +313,8 @@ def test_the_fetch_threads_index_what_the_planner_decodes(
         used.append(kwargs.get("index"))
         return decode_entries(*args, **kwargs)
 
-    monkeypatch.setattr(manifest, "index_entries", indexing)
-    monkeypatch.setattr(manifest, "decode_entries", decoding)
+    monkeypatch.setattr(manifest_reader, "index_entries", indexing)
+    monkeypatch.setattr(manifest_reader, "decode_entries", decoding)
     tasks = TableScan.of(by_day).filter(greater_than("id", 4)).with_max_workers(2).plan_files()
     assert len(tasks) == 4
     assert len(made) >= 2

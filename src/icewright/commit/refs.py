@@ -32,8 +32,9 @@ from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import DataFile, EntryStatus, ManifestContent, ManifestFile
-from icewright.manifest.manifest import ManifestWriter, read_manifest
+from icewright.manifest.manifest import ManifestWriter
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.documents import (
     FrozenMap,
 )

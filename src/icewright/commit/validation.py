@@ -46,8 +46,8 @@ from icewright.manifest.data_file import (
     ManifestEntry,
     ManifestFile,
 )
-from icewright.manifest.manifest import read_manifest
 from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.scan.delete_index import DeleteFileIndex, partition_key
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema

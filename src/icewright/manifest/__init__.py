@@ -26,19 +26,18 @@ from icewright.manifest.data_file import (
     ManifestFile,
     PartitionFieldSummary,
 )
-from icewright.manifest.manifest import (
-    ManifestMetadata,
-    ManifestWriter,
-    OpenedManifest,
-    open_manifest,
-    read_manifest,
-    read_manifest_metadata,
-    write_manifest,
-)
+from icewright.manifest.manifest import ManifestWriter, write_manifest
 from icewright.manifest.manifest_list import (
     ManifestListWriter,
     read_manifest_list,
     write_manifest_list,
+)
+from icewright.manifest.manifest_reader import (
+    ManifestMetadata,
+    OpenedManifest,
+    open_manifest,
+    read_manifest,
+    read_manifest_metadata,
 )
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from icewright.manifest.data_file import FileContent, ManifestFile
-from icewright.manifest.manifest import read_manifest
+from icewright.manifest.manifest_reader import read_manifest
 from icewright.spec.snapshots import Snapshot
 
 __all__ = [

@@ -50,13 +50,13 @@ from icewright.manifest.data_file import (
     ManifestFile,
 )
 from icewright.manifest.entry_decoder import METRICS_MAPS
-from icewright.manifest.manifest import (
+from icewright.manifest.manifest_list import read_manifest_list
+from icewright.manifest.manifest_reader import (
     OpenedManifest,
     open_manifest,
     read_manifest,
     read_manifest_metadata,
 )
-from icewright.manifest.manifest_list import read_manifest_list
 from icewright.scan.delete_index import DeleteFileIndex
 from icewright.scan.task_builder import live_entries, scan_tasks
 from icewright.scan.tasks import FileScanTask, ScanMetrics, ScanPlan

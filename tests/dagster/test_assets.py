@@ -49,14 +49,16 @@ def _events(**kwargs: Any) -> dg.AssetsDefinition:
     )
 
 
-def _rows(catalog: SqlCatalog, where: str | None = None) -> list[dict[str, Any]]:
+def _rows(
+    catalog: SqlCatalog, where: str | None = None, table_name: str = TABLE
+) -> list[dict[str, Any]]:
     """The table's rows, read by pyiceberg through the same SQLite catalog."""
     from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
 
-    location = catalog.load_table(TABLE).metadata_location
+    location = catalog.load_table(table_name).metadata_location
     db = Path(location.removeprefix("file://")).parents[4] / "catalog.db"
     props = {"uri": f"sqlite:///{db}", "warehouse": f"file://{db.parent / 'warehouse'}"}
-    table = PySqlCatalog("icewright", **props).load_table(TABLE)
+    table = PySqlCatalog("icewright", **props).load_table(table_name)
     scan = table.scan(row_filter=where) if where else table.scan()
     return scan.to_arrow().sort_by("id").to_pylist()
 
@@ -304,6 +306,53 @@ def test_static_partitions_replace_their_keys(
     assert _materialize([asset], lake, instance, partition_key="emea").success
     snapshot = table.refresh().metadata.current_snapshot()
     assert (snapshot.summary["deleted-records"], snapshot.summary["total-records"]) == ("3", "6")
+
+
+def test_multi_partitions_replace_only_their_own_cell(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    # the silent loss this guards against: a date|region run replaced the whole day
+    regions = dg.StaticPartitionsDefinition(["emea", "us"])
+    multi = dg.MultiPartitionsDefinition({"date": DAILY, "region": regions})
+
+    def asset(tag: str) -> dg.AssetsDefinition:
+        return iceberg_append_asset(
+            "sales.regional",
+            "sql:SELECT CAST(id AS BIGINT) AS id, timestamp_seconds(unix_seconds(TIMESTAMP "
+            "'{start}') + id * 3600) AS ts, '{region}' AS region, "
+            + f"'{tag}' AS tag FROM range(3)",
+            partitions_def=multi,
+            partition_columns={"date": "ts", "region": "region"},
+            schema="id long not null, ts timestamptz not null, region string, tag string",
+            partition_by="day(ts), region",
+        )
+
+    def cells() -> set[tuple[str, str, str, int]]:
+        rows = _rows(catalog, table_name="sales.regional")
+        counts: dict[tuple[str, str, str], int] = {}
+        for r in rows:
+            cell = (r["ts"].date().isoformat(), r["region"], r["tag"])
+            counts[cell] = counts.get(cell, 0) + 1
+        return {(*cell, n) for cell, n in counts.items()}
+
+    for key in ("2026-01-02|emea", "2026-01-02|us", "2026-01-03|emea"):
+        assert _materialize([asset("v1")], lake, instance, partition_key=key).success
+    assert cells() == {
+        ("2026-01-02", "emea", "v1", 3),
+        ("2026-01-02", "us", "v1", 3),
+        ("2026-01-03", "emea", "v1", 3),
+    }
+    result = _materialize([asset("v2")], lake, instance, partition_key="2026-01-02|emea")
+    assert result.success
+    assert cells() == {
+        ("2026-01-02", "emea", "v2", 3),
+        ("2026-01-02", "us", "v1", 3),
+        ("2026-01-03", "emea", "v1", 3),
+    }
+    snapshot = catalog.load_table("sales.regional").metadata.current_snapshot()
+    assert (snapshot.summary["deleted-records"], snapshot.summary["added-records"]) == ("3", "3")
+    meta = result.asset_materializations_for_node("sales__regional")[0].metadata
+    assert meta["dagster/partition_row_count"].value == 3
 
 
 def test_secrets_stay_out_of_run_config_and_events(

@@ -10,7 +10,8 @@ with the snapshot id as data version.
 * :func:`iceberg_append_asset` and :func:`iceberg_replace_asset`: write a source with
   Spark. Unpartitioned, an append appends and a replace replaces (the whole table, the
   rows matching ``where``, or the partitions present in the new data). Partitioned
-  (``partitions_def`` with ``partition_column``), either replaces exactly the run's
+  (``partitions_def`` with ``partition_column``, or ``partition_columns`` per dimension of
+  a multi-partitions definition), either replaces exactly the run's
   partitions (:mod:`icewright.dagster.partitions`), and a range run (a single-run
   backfill, the default backfill policy) is one commit over the range. Write assets may
   declare the table too (``schema=`` ...): it is ensured before the write.
@@ -49,7 +50,7 @@ from icewright.dagster.execution import (
     run_commit_key,
     run_step,
 )
-from icewright.dagster.partitions import PartitionScope, fill_template, keys_of
+from icewright.dagster.partitions import PartitionMapping, fill_template, keys_of
 from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -106,7 +107,11 @@ class _Step:
     """The parts one asset step uses: resource, catalog, runner, commit key."""
 
     def __init__(
-        self, context: dg.AssetExecutionContext, resource_key: str, *, partitioned: bool = False
+        self,
+        context: dg.AssetExecutionContext,
+        resource_key: str,
+        *,
+        partitions: PartitionMapping | None = None,
     ) -> None:
         self.context = context
         resource: IcebergResource = getattr(context.resources, resource_key)
@@ -115,7 +120,7 @@ class _Step:
         self.runner: Runner = resource.get_runner(log=context.log.info)
         # A run's partition applies to the partitioned assets only (an unpartitioned one
         # selected into a partition run ignores it).
-        self.scope = PartitionScope.of(context) if partitioned else None
+        self.scope = None if partitions is None else partitions.scope(context)
 
     def commit_key(self) -> str:
         key = run_commit_key(self.context, keys_of(self.scope))
@@ -226,6 +231,7 @@ def iceberg_append_asset(
     *,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     partition_column: str | None = None,
+    partition_columns: Mapping[str, str] | None = None,
     allow_schema_evolution: bool = False,
     branch: str = "main",
     schema: Schema | Mapping[str, Any] | str | None = None,
@@ -241,6 +247,11 @@ def iceberg_append_asset(
     (:func:`icewright.actions.append`); partitioned, it replaces the run's partitions
     instead (see the module docstring), so that a re-materialized day is not doubled.
 
+    ``partition_column`` names the column a one-dimensional ``partitions_def`` cuts;
+    ``partition_columns`` maps each dimension of a ``dg.MultiPartitionsDefinition`` to its
+    column (``{"date": "ts", "region": "region"}``). A run replaces the rows of its own
+    partitions only (:mod:`icewright.dagster.partitions`).
+
     ``schema`` (with ``partition_by``, ``sort_by``, ``properties``) declares the table,
     which is then created or evolved before the write. ``allow_schema_evolution`` adds
     the source's extra columns in the append's commit. ``on_result`` is called with the
@@ -252,6 +263,7 @@ def iceberg_append_asset(
         source,
         partitions_def=partitions_def,
         partition_column=partition_column,
+        partition_columns=partition_columns,
         branch=branch,
         declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
@@ -270,6 +282,7 @@ def iceberg_replace_asset(
     dynamic_partitions: bool = False,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     partition_column: str | None = None,
+    partition_columns: Mapping[str, str] | None = None,
     branch: str = "main",
     schema: Schema | Mapping[str, Any] | str | None = None,
     partition_by: SpecLike | str = None,
@@ -297,6 +310,7 @@ def iceberg_replace_asset(
         source,
         partitions_def=partitions_def,
         partition_column=partition_column,
+        partition_columns=partition_columns,
         branch=branch,
         declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
@@ -314,6 +328,7 @@ def _write_asset(
     *,
     partitions_def: dg.PartitionsDefinition[str] | None,
     partition_column: str | None,
+    partition_columns: Mapping[str, str] | None,
     branch: str,
     declared: Declaration | None,
     key: dg.AssetKey | str | Sequence[str] | None,
@@ -322,17 +337,18 @@ def _write_asset(
     action_options: dict[str, Any],
     asset_options: dict[str, Any],
 ) -> dg.AssetsDefinition:
-    if (partitions_def is None) != (partition_column is None):
-        raise ValidationError(
-            "partitions_def and partition_column go together: partition_column names the "
-            "table column the asset's partitions cut (e.g. 'ts' for daily partitions)"
-        )
+    partitions = PartitionMapping.of(
+        partitions_def,
+        partition_column,
+        partition_columns,
+        schema=None if declared is None else declared.schema,
+    )
     check_source(source, paths_exist=False)  # an upstream step may write the path
 
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
 
-        step = _Step(context, resource_key, partitioned=partitions_def is not None)
+        step = _Step(context, resource_key, partitions=partitions)
         commit_key = step.commit_key()
 
         def act() -> ActionResult:
@@ -347,9 +363,8 @@ def _write_asset(
                 "runner": step.runner,
             }
             if step.scope is not None:
-                assert partition_column is not None
                 schema = step.catalog.load_table(table).metadata.schema()
-                where = step.scope.where(partition_column, schema)
+                where = step.scope.where(schema)
                 context.log.info(f"replacing partition rows: {where}")
                 return replace(table, filled, where=where, rows_must_match=True, **common)
             if verb == "append":

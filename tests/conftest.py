@@ -31,6 +31,13 @@ machine, a fresh session plus a small job took 13-15 s instead of 20-33 s (the C
 compiler's and G1's threads competed for the two cores). Only the JIT and the collector
 change, not what any job computes.
 
+Time: a test outside the ``slow`` mark fails when its call takes more than
+``ICEWRIGHT_TEST_TIME_LIMIT`` seconds (default 20; 0 turns the check off), with its name
+and time: the whole suite is kept to 15 minutes on the 2-core CI machine, and a slow test
+belongs in the slow set (still run in CI) or gets faster. Only the call is timed: a
+session fixture's start (Spark, a JVM, an Airflow home) is paid once by whichever test
+asks first.
+
 Hypothesis: no per-example deadline and no "too slow" health check, because the
 suite runs on a shared 2-core machine where a slow example says nothing about
 correctness; every property still runs its full number of examples.
@@ -39,7 +46,10 @@ correctness; every property still runs its full number of examples.
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
@@ -61,3 +71,25 @@ pytest_plugins = [
 
 settings.register_profile("icewright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("icewright")
+
+
+TIME_LIMIT = float(os.environ.get("ICEWRIGHT_TEST_TIME_LIMIT", "20"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None]:
+    """Fail a passing test outside the ``slow`` mark whose call took over TIME_LIMIT."""
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        call.when == "call"
+        and report.passed
+        and TIME_LIMIT > 0
+        and call.duration > TIME_LIMIT
+        and item.get_closest_marker("slow") is None
+    ):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} took {call.duration:.1f} s, over the {TIME_LIMIT:g} s a test "
+            "outside the slow mark may take: make it faster, or mark it slow"
+        )

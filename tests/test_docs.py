@@ -1,5 +1,6 @@
-"""The user documentation lives in the repository: every link in the README and in
-``docs/`` resolves to a file inside it, and the README links the two design documents."""
+"""The user documentation lives in the repository: every link in the README, the
+changelog and ``docs/`` resolves to a file inside it, and the README links the two design
+documents and the changelog."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCUMENTS = [
+    REPO / "README.md",
+    REPO / "CHANGELOG.md",
+    *sorted((REPO / "docs").glob("*.md")),
+]
 LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>]+)>|(?<![\w/`])(https?://\S+)")
 
 
@@ -30,9 +35,10 @@ def test_every_link_resolves_inside_the_repository() -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_the_readme_links_the_design_documents() -> None:
+def test_the_readme_links_the_design_documents_and_the_changelog() -> None:
     targets = links(REPO / "README.md")
     assert "docs/architecture.md" in targets and "docs/operations.md" in targets
+    assert "CHANGELOG.md" in targets
 
 
 def test_the_link_check_sees_a_link_that_leaves() -> None:

@@ -13,6 +13,11 @@ operator claims its commit in the asset state store before committing, and the w
 leaves claimed snapshots out. Each commit therefore starts this DAG once, and both kinds
 of event carry the same payload, which
 :func:`~icewright.operators.triggering_snapshots` reads.
+
+``watched_iceberg_asset(TABLE)`` and the writers' ``iceberg_asset(TABLE)`` are one and
+the same declaration (the table's asset and its watcher), as Airflow needs them to be in
+every file. How often the watcher polls is the deployment's setting
+(``[icewright] watcher_poll_interval``, default 60 seconds), not the DAG's.
 """
 
 from __future__ import annotations
@@ -25,10 +30,7 @@ from airflow.sdk import DAG, task
 from icewright.operators import triggering_snapshots, watched_iceberg_asset
 
 TABLE = "sales.orders"
-POLL_INTERVAL = 30.0
-"""Seconds between catalog pointer reads in the triggerer."""
-
-ORDERS = watched_iceberg_asset(TABLE, poll_interval=POLL_INTERVAL)
+ORDERS = watched_iceberg_asset(TABLE)
 
 
 with DAG(

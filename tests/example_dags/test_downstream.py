@@ -290,11 +290,10 @@ def event_home_once(
     iw = root / "iw"
     dags = root / "dags"
     dags.mkdir()
-    source = (EXAMPLES / "icewright_orders_downstream_event.py").read_text()
-    assert "POLL_INTERVAL = 30.0" in source
-    # The example as shipped, polling every second instead of every 30 seconds.
-    (dags / "icewright_orders_downstream_event.py").write_text(
-        source.replace("POLL_INTERVAL = 30.0", "POLL_INTERVAL = 1.0")
+    # The example as shipped; its watcher polls every second (the deployment's setting).
+    shutil.copyfile(
+        EXAMPLES / "icewright_orders_downstream_event.py",
+        dags / "icewright_orders_downstream_event.py",
     )
     # A producer: an icewright operator with the table's (plain) asset as outlet.
     (dags / "icewright_test_producer.py").write_text(PRODUCER)
@@ -302,6 +301,7 @@ def event_home_once(
         ICEWRIGHT_HOME=str(iw),
         AIRFLOW__CORE__DAGS_FOLDER=str(dags),
         AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION="False",
+        AIRFLOW__ICEWRIGHT__WATCHER_POLL_INTERVAL="1",
         PYTHONPATH=str(REPO / "src"),
     )
     # Parse the DAG; one scheduler loop marks its assets active; parsing again stores the

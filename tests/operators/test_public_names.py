@@ -13,7 +13,7 @@ from icewright.sensors import snapshot
 def test_dag_author_names_come_from_icewright_operators() -> None:
     assert public.IcebergSnapshotSensor is snapshot.IcebergSnapshotSensor
     assert public.iceberg_asset is assets.iceberg_asset
-    assert public.watched_iceberg_asset is triggers.watched_iceberg_asset
+    assert public.watched_iceberg_asset is assets.watched_iceberg_asset
     assert public.IcebergSnapshotTrigger is triggers.IcebergSnapshotTrigger
     assert public.IcebergSnapshotEventTrigger is triggers.IcebergSnapshotEventTrigger
     assert public.SparkSubmitSettings is settings.SparkSubmitSettings

@@ -21,12 +21,12 @@ from airflow.triggers.base import TriggerEvent
 
 from icewright.catalog import Catalog
 from icewright.errors import ValidationError
+from icewright.providers.assets import watched_iceberg_asset
 from icewright.providers.triggers import (
     FileWatermarks,
     IcebergSnapshotEventTrigger,
     IcebergSnapshotTrigger,
     file_watermark_path,
-    watched_iceberg_asset,
 )
 from tests.sensors.support import REPO, TABLE, append, compact, make_table
 

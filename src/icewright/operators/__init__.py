@@ -37,12 +37,8 @@ from icewright.operators.tables import (
     IcebergReplaceOperator,
 )
 from icewright.operators.views import IcebergPublishViewOperator
-from icewright.providers.assets import iceberg_asset
-from icewright.providers.triggers import (
-    IcebergSnapshotEventTrigger,
-    IcebergSnapshotTrigger,
-    watched_iceberg_asset,
-)
+from icewright.providers.assets import iceberg_asset, watched_iceberg_asset
+from icewright.providers.triggers import IcebergSnapshotEventTrigger, IcebergSnapshotTrigger
 from icewright.runners.settings import SparkSubmitSettings
 from icewright.sensors.snapshot import IcebergSnapshotSensor
 

@@ -21,9 +21,13 @@ watched_iceberg_asset`) then leaves that commit to this task's outlet event. A D
 scheduled on the asset runs once per commit whether the commit comes from an operator
 with the outlet, an operator without it, or outside Airflow. A try that commits no
 snapshot (a no-op, an expiry, a table that already exists) emits no ``iceberg://``
-event; a retry that finds its sequence's commit already on the table announces it (the
-earlier try did not get to). A cleared task with a pinned ``commit_key`` finds its
-snapshot too and announces it again.
+event. A try that finds its commit already on the table (a retry, or a cleared task
+with a pinned ``commit_key``) announces it only if no stored event of the outlet names
+it yet (:meth:`IcebergBaseOperator.unannounced`): a retry after a try that died between
+its commit and its success announces it once, a pinned-key clear starts no second run.
+The outlet must be the table's asset as :func:`~icewright.providers.assets.
+iceberg_asset` declares it (a watched variant, or a hand-made ``Asset("iceberg://...")``,
+is refused when the DAG is parsed: :mod:`icewright.providers.watchers`).
 
 Exactly-once: the commit key of a snapshot-producing operator is a stable hash of the
 DAG id, task id, run id, map index and the task instance's *try sequence*
@@ -61,10 +65,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import sysconfig
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +89,7 @@ from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.assets import SCHEME, table_of
+from icewright.providers.watchers import declaration_problem
 from icewright.runners.source_context import source_context_env
 
 if TYPE_CHECKING:
@@ -103,8 +110,34 @@ __all__ = [
 ]
 
 
+log = logging.getLogger(__name__)
+
 MAX_DEFERRALS = 16
 """Deferrals one try may make (an action defers once per Spark job it runs)."""
+
+ANNOUNCE_MARGIN_MS = 3_600_000
+"""How long before a snapshot's commit time the stored asset events are read to see
+whether it was announced (the committing machine's clock and the metadata database's
+may differ)."""
+
+
+def stored_events(outlet: Asset, since_ms: int) -> list[dict[str, Any]] | None:
+    """The extras of ``outlet``'s asset events stored since ``since_ms`` (epoch
+    milliseconds), read through Airflow's task API; None outside a task that Airflow's
+    supervisor runs, or when the API does not answer (then a commit is announced rather
+    than risk losing its announcement)."""
+    from airflow.sdk.execution_time import task_runner
+    from airflow.sdk.execution_time.context import InletEventsAccessor
+
+    if getattr(task_runner, "SUPERVISOR_COMMS", None) is None:
+        return None
+    since = datetime.fromtimestamp(max(since_ms, 0) / 1000, UTC).isoformat()
+    try:
+        events = InletEventsAccessor(asset_name=outlet.name, asset_uri=outlet.uri).after(since)
+        return [dict(event.extra or {}) for event in events]
+    except Exception as e:  # the announcement is kept: a duplicate run, never a lost one
+        log.warning("could not read the asset events of %s: %s", outlet.uri, one_line(e))
+        return None
 
 
 def commit_key_for(
@@ -242,13 +275,22 @@ class IcebergBaseOperator(BaseOperator):
         """Values the action's next call needs after a deferral (handed back in
         :attr:`resumed`)."""
         for outlet in self.iceberg_outlets():
-            conn_id, _ = table_of(outlet)
+            conn_id, table = table_of(outlet)
             if conn_id != self.outlet_conn_id:
                 raise ValidationError(
                     f"{self.task_id}: outlet {outlet.uri} names the connection {conn_id!r}, "
                     f"but the operator writes through iceberg_conn_id={self.outlet_conn_id!r}; "
                     f"use iceberg_asset(table, iceberg_conn_id={self.outlet_conn_id!r})"
                 )
+            if outlet.name != outlet.uri:
+                raise ValidationError(
+                    f"{self.task_id}: outlet {outlet.name!r} is a watched variant of {table}, "
+                    f"which its own watcher announces; use iceberg_asset({table!r}, "
+                    f"iceberg_conn_id={conn_id!r}) as the outlet"
+                )
+            problem = declaration_problem(outlet)
+            if problem is not None:
+                raise ValidationError(f"{self.task_id}: outlet {problem}")
 
     # --- outlets -------------------------------------------------------------------
 
@@ -456,7 +498,7 @@ class IcebergBaseOperator(BaseOperator):
             raise
         payload = self.result_payload(result)
         if self.outlets:
-            extras = self.extras_of(payload, key)
+            extras = self.unannounced(self.extras_of(payload, key))
             if not self.announces(extras):
                 # Airflow emits the events of ti.task.outlets as they are at success: a
                 # try that committed nothing leaves the iceberg:// ones out.
@@ -485,6 +527,33 @@ class IcebergBaseOperator(BaseOperator):
         return {
             "payload": commit_announcement(table, ids, key, catalog=self.catalog, branch=branch)
         }
+
+    def unannounced(self, extras: Mapping[str, Any]) -> dict[str, Any]:
+        """``extras`` without the snapshots an asset event already announced: a cleared
+        task with a pinned commit key, or a retry after a try whose commit was announced,
+        finds its snapshot on the table but must not start a second downstream run. The
+        stored events of each ``iceberg://`` outlet since the snapshots' commit (less a
+        margin for clocks) are read through Airflow's task API; where there is none (a
+        test calling ``execute``), nothing is left out."""
+        payload = extras.get("payload")
+        outlets = self.iceberg_outlets()
+        if not isinstance(payload, Mapping) or not payload.get("snapshots") or not outlets:
+            return dict(extras)
+        records = list(payload["snapshots"])
+        since_ms = min(int(r.get("timestamp_ms") or 0) for r in records) - ANNOUNCE_MARGIN_MS
+        announced: set[int] = set()
+        for outlet in outlets:
+            events = stored_events(outlet, since_ms)
+            if events is None:
+                return dict(extras)
+            announced.update(int(s["snapshot_id"]) for s in snapshots_in(events))
+        left = [r for r in records if int(r["snapshot_id"]) not in announced]
+        if len(left) < len(records):
+            self.log.info(
+                "snapshot(s) %s were announced already (an earlier try or the watcher)",
+                ", ".join(str(r["snapshot_id"]) for r in records if r not in left),
+            )
+        return {**extras, "payload": {**payload, "snapshots": left}}
 
     def announces(self, extras: Mapping[str, Any]) -> bool:
         """Whether ``extras`` announce a snapshot (else no ``iceberg://`` event)."""

@@ -144,7 +144,7 @@ def get_provider_info() -> dict[str, Any]:
         "asset-uris": [
             {
                 "schemes": ["iceberg"],
-                "handler": "icewright.providers.assets.sanitize_uri",
+                "handler": "icewright.providers.uris.sanitize_uri",
                 "factory": "icewright.providers.assets.create_asset",
             }
         ],

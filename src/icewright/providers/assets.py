@@ -1,28 +1,35 @@
-"""``iceberg://`` Airflow assets: one URI per table of one icewright connection.
+"""``iceberg://`` Airflow assets: how a DAG declares a table's asset.
 
-The URI of table ``ns.table`` (namespace parts ``a.b``: ``a/b``) read through the Airflow
-connection ``conn_id`` is ``iceberg://<conn_id>/<ns parts joined by '/'>/<table>``. Two
-DAGs that name the same table through the same connection therefore share one asset,
-whichever spelling they used (the normalizer lower-cases nothing but the scheme: Iceberg
-identifiers are case-sensitive).
+One declaration per table (:mod:`icewright.providers.watchers` says why):
+:func:`iceberg_asset` is the table's asset, named by its URI
+(:func:`~icewright.providers.uris.iceberg_uri`: one per table and connection), carrying
+the table's snapshot watcher; :func:`watched_iceberg_asset` is the same asset, or with
+options a watched variant of its own.
 
-Airflow reaches :func:`sanitize_uri` (the scheme's URI normalizer), :func:`create_asset`
-(the factory) and :func:`convert_asset_to_openlineage` through ``get_provider_info``'s
-``asset-uris``. Importing this module imports Airflow's SDK.
+Airflow reaches :func:`~icewright.providers.uris.sanitize_uri` (the scheme's URI
+normalizer), :func:`create_asset` (the factory) and :func:`convert_asset_to_openlineage`
+through ``get_provider_info``'s ``asset-uris``. Importing this module imports Airflow's
+SDK.
 """
 
 from __future__ import annotations
 
-import urllib.parse
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from airflow.sdk import Asset
+from airflow.sdk import Asset, AssetWatcher
 
+from icewright.actions.watch import DEFAULT_OPERATIONS
+from icewright.catalog.identifier import Identifier
 from icewright.errors import ValidationError
 from icewright.providers import DEFAULT_CONN_ID
-
-if TYPE_CHECKING:
-    from urllib.parse import SplitResult
+from icewright.providers.uris import SCHEME, iceberg_uri, sanitize_uri, table_of
+from icewright.providers.watchers import (
+    default_watcher_name,
+    table_watcher,
+    variant_label,
+    watching,
+)
 
 __all__ = [
     "DEFAULT_CONN_ID",
@@ -33,31 +40,8 @@ __all__ = [
     "iceberg_uri",
     "sanitize_uri",
     "table_of",
+    "watched_iceberg_asset",
 ]
-
-SCHEME = "iceberg"
-
-
-def _parts(table: str | tuple[str, ...]) -> tuple[str, ...]:
-    from icewright.catalog import Identifier
-
-    ident = Identifier.parse(table)
-    return (*ident.namespace, ident.name)
-
-
-def iceberg_uri(table: str | tuple[str, ...], iceberg_conn_id: str = DEFAULT_CONN_ID) -> str:
-    """``iceberg://<iceberg_conn_id>/<namespace parts>/<table>`` for ``table``
-    (``"ns.table"``)."""
-    conn_id = iceberg_conn_id
-    if not conn_id or "/" in conn_id or "@" in conn_id or ":" in conn_id:
-        raise ValidationError(f"{conn_id!r} cannot be the connection part of an iceberg:// URI")
-    parts = _parts(table)
-    if len(parts) < 2:
-        raise ValidationError(
-            f"an iceberg asset needs a namespace and a table name ('ns.table'), got {table!r}"
-        )
-    path = "/".join(urllib.parse.quote(p, safe="") for p in parts)
-    return f"{SCHEME}://{conn_id}/{path}"
 
 
 def iceberg_asset(
@@ -65,18 +49,73 @@ def iceberg_asset(
     iceberg_conn_id: str = DEFAULT_CONN_ID,
     *,
     extra: dict[str, Any] | None = None,
+    watcher_name: str | None = None,
     **asset_kwargs: Any,
 ) -> Asset:
     """The Airflow ``Asset`` of ``table`` read through the connection ``iceberg_conn_id``
     (the operators' parameter of the same name; an operator refuses an outlet of another
-    connection).
+    connection), for an operator's outlets and a DAG's schedule alike.
 
-    Its name is the URI (unique per table and connection); ``asset_kwargs`` go to
-    ``Asset`` (``group``, ``watchers``, ...).
+    Its name is the URI (unique per table and connection), and it carries the table's
+    snapshot watcher (:mod:`icewright.providers.watchers`: every declaration of a
+    table's asset must be the same, or Airflow drops the watcher's events), so a DAG
+    scheduled on it runs once per commit, whoever made it. ``asset_kwargs`` go to
+    ``Asset`` (``group``, ...); ``name`` and ``watchers`` are the table's own.
     """
+    taken = sorted({"name", "watchers", "uri"} & set(asset_kwargs))
+    if taken:
+        raise ValidationError(
+            f"iceberg_asset sets {', '.join(taken)} itself (one declaration per table); "
+            "for a watcher with other options use watched_iceberg_asset(...)"
+        )
     uri = iceberg_uri(table, iceberg_conn_id)
-    asset_kwargs.setdefault("name", uri)
-    return Asset(uri=uri, extra=extra, **asset_kwargs)
+    watcher = table_watcher(str(Identifier.parse(table)), iceberg_conn_id, name=watcher_name)
+    return Asset(name=uri, uri=uri, extra=extra, watchers=[watcher], **asset_kwargs)
+
+
+def watched_iceberg_asset(
+    table: str,
+    iceberg_conn_id: str = DEFAULT_CONN_ID,
+    *,
+    watcher_name: str | None = None,
+    branch: str = "main",
+    operations: Sequence[str] | None = DEFAULT_OPERATIONS,
+    summary_filters: Mapping[str, str] | None = None,
+    min_added_records: int | None = None,
+    poll_interval: float | None = None,
+    start_from: str = "latest",
+) -> Asset:
+    """``table``'s asset, watched: a DAG with ``schedule=[watched_iceberg_asset(
+    "sales.orders")]`` runs once per new snapshot batch, whoever committed it.
+
+    Without options this is :func:`~icewright.providers.assets.iceberg_asset` itself (the
+    table's asset carries the table's watcher everywhere it is declared); an icewright
+    operator with it among its outlets announces its own commits and the watcher leaves
+    them out, so each commit starts the DAG once. With options (``branch``,
+    ``operations``, ``summary_filters``, ``min_added_records``, ``poll_interval`` in
+    seconds, ``start_from``: see
+    :class:`~icewright.providers.triggers.IcebergSnapshotEventTrigger`), a watched variant
+    of its own, whose watcher announces every snapshot passing its filters (module
+    docstring); it cannot be an operator's outlet.
+    """
+    trigger = watching(
+        table,
+        iceberg_conn_id,
+        branch=branch,
+        operations=operations,
+        summary_filters=summary_filters,
+        min_added_records=min_added_records,
+        poll_interval=poll_interval,
+        start_from=start_from,
+    )
+    label = variant_label(trigger.serialize()[1])
+    if not label:
+        return iceberg_asset(table, iceberg_conn_id, watcher_name=watcher_name)
+    uri = iceberg_uri(table, iceberg_conn_id)
+    watcher = AssetWatcher(
+        name=watcher_name or default_watcher_name(table, branch), trigger=trigger
+    )
+    return Asset(name=f"{uri}#{label}", uri=uri, watchers=[watcher])
 
 
 def create_asset(
@@ -93,43 +132,6 @@ def create_asset(
     if table is None:
         raise ValidationError("create_asset needs table= or uri=")
     return iceberg_asset(table, iceberg_conn_id, **kw)
-
-
-def sanitize_uri(parts: SplitResult) -> SplitResult:
-    """The ``iceberg`` scheme's normalizer: ``iceberg://<conn>/<ns...>/<table>``, exactly.
-
-    Raises ``ValueError`` (which Airflow reports as an invalid asset URI) when the
-    connection or the namespace is missing, or the URI has user info, port or query.
-    """
-    if not parts.netloc:
-        raise ValueError("an iceberg:// asset URI needs the connection id: iceberg://<conn>/...")
-    if "@" in parts.netloc or ":" in parts.netloc:
-        raise ValueError("an iceberg:// asset URI takes the connection id only, no user or port")
-    if parts.query:
-        raise ValueError("an iceberg:// asset URI takes no query")
-    segments = [s for s in parts.path.split("/") if s]
-    if len(segments) < 2:
-        raise ValueError(
-            "an iceberg:// asset URI needs a namespace and a table: iceberg://<conn>/<ns>/<table>"
-        )
-    path = "/" + "/".join(urllib.parse.quote(urllib.parse.unquote(s), safe="") for s in segments)
-    return parts._replace(path=path, fragment="")
-
-
-def table_of(asset_or_uri: Asset | str) -> tuple[str, str]:
-    """``(conn_id, "ns.table")`` of an iceberg asset or URI (namespace levels joined by '.')."""
-    uri = asset_or_uri if isinstance(asset_or_uri, str) else asset_or_uri.uri
-    parts = urllib.parse.urlsplit(uri)
-    if parts.scheme.lower() != SCHEME:
-        raise ValidationError(f"{uri!r} is not an iceberg:// asset URI")
-    try:
-        parts = sanitize_uri(parts)
-    except ValueError as e:
-        raise ValidationError(f"{uri!r}: {e}") from None
-    names = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
-    from icewright.catalog import Identifier
-
-    return parts.netloc, str(Identifier(tuple(names[:-1]), names[-1]))
 
 
 def convert_asset_to_openlineage(asset: Asset, lineage_context: Any) -> Any:

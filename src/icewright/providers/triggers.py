@@ -67,8 +67,6 @@ from icewright.providers import DEFAULT_CONN_ID
 from icewright.providers.hooks import catalog_for
 
 if TYPE_CHECKING:
-    from airflow.sdk import Asset
-
     from icewright.spec.snapshots import Snapshot
 
 __all__ = [
@@ -78,11 +76,11 @@ __all__ = [
     "IcebergSnapshotEventTrigger",
     "IcebergSnapshotTrigger",
     "WatermarkStore",
-    "watched_iceberg_asset",
 ]
 
 DEFAULT_POLL_INTERVAL = 60.0
-"""Seconds between pointer reads."""
+"""Seconds between pointer reads (the snapshot trigger's default; an event trigger
+without one reads ``[icewright] watcher_poll_interval``, default this)."""
 START_FROM = ("latest", "earliest")
 
 
@@ -99,6 +97,24 @@ def _filters(summary_filters: Mapping[str, object] | None) -> dict[str, str] | N
 
 def _poll_interval(value: float) -> float:
     return check_seconds(value, "poll_interval")
+
+
+def configured_poll_interval() -> float:
+    """``[icewright] watcher_poll_interval`` of the Airflow configuration where the
+    trigger runs (``AIRFLOW__ICEWRIGHT__WATCHER_POLL_INTERVAL``), default
+    :data:`DEFAULT_POLL_INTERVAL`: the poll interval of the table watchers, which every
+    declaration of a table's asset shares (:mod:`icewright.providers.watchers`)."""
+    from airflow.configuration import conf
+
+    value = conf.get("icewright", "watcher_poll_interval", fallback=None)
+    if value is None:
+        return DEFAULT_POLL_INTERVAL
+    try:
+        return _poll_interval(float(value))
+    except ValueError:
+        raise ValidationError(
+            f"[icewright] watcher_poll_interval must be a number of seconds, got {value!r}"
+        ) from None
 
 
 def _event(payload: dict[str, Any]) -> TriggerEvent:
@@ -332,7 +348,9 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
     """Fires one event per batch of new snapshots on ``table``'s ``branch`` passing the
     filters, for event-driven scheduling (``AssetWatcher``).
 
-    ``start_from``: with no stored watermark, ``latest`` (default) takes the branch head
+    ``poll_interval``: seconds between polls; None (the table watcher's) reads
+    :func:`configured_poll_interval` where the trigger runs. ``start_from``: with no
+    stored watermark, ``latest`` (default) takes the branch head
     when the watcher first runs as already seen (only later commits fire); ``earliest``
     announces every snapshot already on the branch too. A missing table is waited for.
 
@@ -354,7 +372,7 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
         operations: Sequence[str] | None = DEFAULT_OPERATIONS,
         summary_filters: Mapping[str, str] | None = None,
         min_added_records: int | None = None,
-        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        poll_interval: float | None = None,
         start_from: str = "latest",
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's is untyped
@@ -367,7 +385,7 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
         self.min_added_records = SnapshotFilter.build(
             None, None, min_added_records
         ).min_added_records
-        self.poll_interval = _poll_interval(poll_interval)
+        self.poll_interval = None if poll_interval is None else _poll_interval(poll_interval)
         if start_from not in START_FROM:
             raise ValidationError(f"start_from must be one of {START_FROM}, got {start_from!r}")
         self.start_from = start_from
@@ -447,6 +465,7 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
         watch = await asyncio.to_thread(self._open)
         await self._start(watch, store)
         missing_logged = False
+        interval = self.poll_interval or configured_poll_interval()
         while True:
             try:
                 result = await asyncio.to_thread(watch.poll)
@@ -463,7 +482,7 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
                 await store.set(self._state(watch.after, result.metadata_location))
                 for key in released:
                     await store.release(key)
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(interval)
 
     async def _unclaimed(
         self, result: PollResult, store: WatermarkStore
@@ -487,41 +506,3 @@ class IcebergSnapshotEventTrigger(BaseEventTrigger):
                 self.table,
             )
         return fresh, released
-
-
-def watched_iceberg_asset(
-    table: str,
-    iceberg_conn_id: str = DEFAULT_CONN_ID,
-    *,
-    watcher_name: str | None = None,
-    branch: str = "main",
-    operations: Sequence[str] | None = DEFAULT_OPERATIONS,
-    summary_filters: Mapping[str, str] | None = None,
-    min_added_records: int | None = None,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
-    start_from: str = "latest",
-) -> Asset:
-    """``iceberg_asset(table, iceberg_conn_id)`` with an
-    :class:`IcebergSnapshotEventTrigger` watcher: a DAG with
-    ``schedule=[watched_iceberg_asset("sales.orders")]`` runs once per new snapshot batch,
-    whoever committed it. An icewright operator with this asset (or the plain
-    ``iceberg_asset`` of the table) among its outlets announces its own commits; the
-    watcher then leaves them out, so each commit starts the DAG once."""
-    from airflow.sdk import AssetWatcher
-
-    from icewright.providers.assets import iceberg_asset
-
-    trigger = IcebergSnapshotEventTrigger(
-        table,
-        iceberg_conn_id=iceberg_conn_id,
-        branch=branch,
-        operations=operations,
-        summary_filters=summary_filters,
-        min_added_records=min_added_records,
-        poll_interval=poll_interval,
-        start_from=start_from,
-    )
-    name = watcher_name or f"icewright-snapshots-{table}-{branch}".replace(".", "-")
-    return iceberg_asset(
-        table, iceberg_conn_id, watchers=[AssetWatcher(name=name, trigger=trigger)]
-    )

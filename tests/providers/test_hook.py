@@ -287,3 +287,81 @@ def test_rest_from_connection(monkeypatch: pytest.MonkeyPatch, rest_server: Any)
     assert "s3.secret-access-key" not in props  # login/password are the REST credential
     assert isinstance(hook.get_catalog(), RestCatalog)
     _round_trip(hook)
+
+
+def test_an_official_iceberg_connection_is_a_rest_catalog(
+    monkeypatch: pytest.MonkeyPatch, rest_server: Any
+) -> None:
+    """The official Iceberg provider's connection: host = REST URI, login/password = the
+    OAuth2 client, extra = catalog properties."""
+    from icewright.catalog import RestCatalog
+    from tests.support.rest import OAUTH_CREDENTIAL
+
+    client_id, secret = OAUTH_CREDENTIAL.split(":")
+    warehouse = f"official{uuid.uuid4().hex[:8]}"
+    _set_conn(
+        monkeypatch,
+        "iceberg_official",
+        "iceberg",
+        host=rest_server.oauth_uri,
+        login=client_id,
+        password=secret,
+        extra={"warehouse": warehouse},
+    )
+    hook = IcebergHook("iceberg_official")
+    props = hook.catalog_properties()
+    assert props == {
+        "type": "rest",
+        "uri": rest_server.oauth_uri,
+        "credential": OAUTH_CREDENTIAL,
+        "warehouse": warehouse,
+    }
+    assert isinstance(hook.get_catalog(), RestCatalog)
+    _round_trip(hook)
+    _set_conn(monkeypatch, "iceberg_nohost", "iceberg", extra={"warehouse": "w"})
+    with pytest.raises(ValidationError, match="has no host: set it to the REST catalog's URI"):
+        IcebergHook("iceberg_nohost").catalog_properties()
+
+
+@pytest.mark.parametrize(
+    ("executor", "setting", "refused"),
+    [
+        ("LocalExecutor", None, False),
+        ("SequentialExecutor", None, False),
+        ("CeleryExecutor", None, True),
+        (
+            "airflow.providers.cncf.kubernetes.executors.kubernetes_executor.KubernetesExecutor",
+            None,
+            True,
+        ),
+        ("LocalExecutor,EdgeExecutor", None, True),
+        ("CeleryExecutor", "allow", False),
+        ("LocalExecutor", "deny", True),
+    ],
+)
+def test_the_embedded_catalog_is_refused_where_workers_do_not_share_a_machine(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    executor: str,
+    setting: str | None,
+    refused: bool,
+) -> None:
+    monkeypatch.delenv("AIRFLOW_CONN_ICEWRIGHT_DEFAULT", raising=False)
+    monkeypatch.setenv("ICEWRIGHT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", executor)
+    if setting is None:
+        monkeypatch.delenv("AIRFLOW__ICEWRIGHT__EMBEDDED_CATALOG", raising=False)
+    else:
+        monkeypatch.setenv("AIRFLOW__ICEWRIGHT__EMBEDDED_CATALOG", setting)
+    for hook in (IcebergHook(), IcebergHook(None)):
+        if not refused:
+            assert isinstance(hook.get_catalog(), SqlCatalog)
+            continue
+        with pytest.raises(ValidationError) as info:
+            hook.get_catalog()
+        message = str(info.value)
+        assert "\n" not in message
+        assert "create the connection 'icewright_default' (type 'icewright'" in message
+        assert "[icewright] embedded_catalog = allow" in message
+    if refused:
+        assert not (tmp_path / "home" / "catalog.db").exists()  # nothing was created

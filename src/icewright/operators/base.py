@@ -220,8 +220,9 @@ class IcebergBaseOperator(BaseOperator):
     """Base of the icewright operators (not used on its own).
 
     :param iceberg_conn_id: the ``icewright`` connection (default ``icewright_default``;
-        absent: the embedded default catalog). ``iceberg://`` outlets must name the same
-        connection (``iceberg_asset(table, iceberg_conn_id=...)``) and the table written.
+        absent: the embedded default catalog, with a local executor only). ``iceberg://``
+        outlets must name the same connection (``iceberg_asset(table,
+        iceberg_conn_id=...)``) and the table written.
     :param spark_conn_id: an Airflow ``spark`` connection for ``spark-submit``; with
         neither it nor ``spark_settings``, Spark runs in-process (local).
     :param spark_settings: ``spark-submit`` settings (``master``, ``conf``, ``packages``,

@@ -20,7 +20,9 @@ __all__ = ["CONN_TYPE", "DEFAULT_CONN_ID", "get_provider_info"]
 
 DEFAULT_CONN_ID = "icewright_default"
 """The connection id operators, the sensor, triggers, assets and the hook use when none is
-named; without such a connection they use the embedded default catalog."""
+named; without such a connection they use the embedded default catalog where every
+Airflow process shares one machine (:func:`~icewright.providers.hooks.
+embedded_catalog_refusal`)."""
 
 CONN_TYPE = "icewright"
 """The connection type of :class:`~icewright.providers.hooks.IcebergHook` (``iceberg`` is

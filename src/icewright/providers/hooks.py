@@ -19,9 +19,19 @@ For ``rest``, login / password are the OAuth2 client id and secret (the ``creden
 property) and the password alone, without a login, is a static bearer ``token``;
 S3 keys then come from ``aws_conn_id`` or ``properties``.
 
+A connection of the official Iceberg provider's type ``iceberg`` is read too: its
+``host`` is the REST catalog's URI, login / password the OAuth2 client id and secret,
+and its extra the catalog properties (``warehouse``, ``scope``, ...).
+
 With the default connection id (``icewright_default``) and no such connection, or with
 ``iceberg_conn_id=None``, the hook gives the embedded default catalog
-(:func:`icewright.catalog.default_catalog`). A connection id the user named that does not
+(:func:`icewright.catalog.default_catalog`), a SQLite file in ``$ICEWRIGHT_HOME`` on the
+machine the task runs on. That is one catalog only where every Airflow process shares
+one machine: with the Local or Sequential executor (and ``airflow dags test``). With any
+other executor (Celery, Kubernetes, Edge, ...) each worker and the triggerer would write
+a catalog of its own, so the hook refuses, naming the connection to create, unless
+``[icewright] embedded_catalog = allow`` says the machines share ``$ICEWRIGHT_HOME``
+(:func:`embedded_catalog_refusal`). A connection id the user named that does not
 exist is a :class:`~icewright.errors.ValidationError` naming it. Every secret the hook
 reads (passwords, secret keys, session tokens, the password inside a SQL URL) is
 registered with Airflow's secrets masker before anything is logged.
@@ -42,7 +52,44 @@ from icewright.providers import DEFAULT_CONN_ID
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
-__all__ = ["IcebergHook", "catalog_for"]
+__all__ = ["ICEBERG_CONN_TYPE", "IcebergHook", "catalog_for", "embedded_catalog_refusal"]
+
+ICEBERG_CONN_TYPE = "iceberg"
+"""The connection type of Airflow's official Iceberg provider (a REST catalog)."""
+
+SHARED_MACHINE_EXECUTORS = frozenset({"LocalExecutor", "SequentialExecutor", "DebugExecutor"})
+"""Executors that run every task on the scheduler's machine."""
+
+
+def embedded_catalog_refusal(conn_id: str | None) -> str | None:
+    """Why the embedded default catalog may not stand in for ``conn_id`` here (None when
+    it may): the configured executors run tasks on other machines and ``[icewright]
+    embedded_catalog`` is not ``allow``; ``deny`` refuses everywhere."""
+    from airflow.configuration import conf
+
+    setting = str(conf.get("icewright", "embedded_catalog", fallback="auto")).strip().lower()
+    if setting not in ("auto", "allow", "deny"):
+        return f"[icewright] embedded_catalog must be auto, allow or deny, got {setting!r}"
+    if setting == "allow":
+        return None
+    which = "iceberg_conn_id=None" if conn_id is None else f"the Airflow connection {conn_id!r}"
+    create = (
+        f"create the connection {conn_id or DEFAULT_CONN_ID!r} (type 'icewright', or an "
+        "'iceberg' REST connection) naming the shared catalog, or set [icewright] "
+        "embedded_catalog = allow if every machine shares $ICEWRIGHT_HOME"
+    )
+    if setting == "deny":
+        return f"{which} is missing and [icewright] embedded_catalog = deny: {create}"
+    executors = str(conf.get("core", "executor", fallback="LocalExecutor"))
+    names = [e.strip().replace(":", ".").rsplit(".", 1)[-1] for e in executors.split(",")]
+    remote = [n for n in names if n and n not in SHARED_MACHINE_EXECUTORS]
+    if not remote:
+        return None
+    return (
+        f"{which} is missing, and the embedded catalog in $ICEWRIGHT_HOME would be a "
+        f"different catalog on every machine {remote[0]} runs tasks on: {create}"
+    )
+
 
 _SECRET_MARKERS = ("secret", "password", "token", "credential")
 """Catalog property keys holding a secret contain one of these."""
@@ -92,8 +139,10 @@ class IcebergHook(BaseHook):
     # --- the connection ---------------------------------------------------------------
 
     def _connection(self) -> Connection | None:
-        """The Airflow connection, or None for the embedded default."""
+        """The Airflow connection, or None for the embedded default (where it may stand
+        in: :func:`embedded_catalog_refusal`)."""
         if self.iceberg_conn_id is None:
+            self._check_embedded()
             return None
         from airflow.sdk.exceptions import AirflowNotFoundException
 
@@ -101,18 +150,25 @@ class IcebergHook(BaseHook):
             conn = self.get_connection(self.iceberg_conn_id)
         except AirflowNotFoundException:
             if self.iceberg_conn_id == self.default_conn_name:
+                self._check_embedded()
                 return None
             raise ValidationError(
                 f"the Airflow connection {self.iceberg_conn_id!r} does not exist: create it "
                 f"(connection type {self.conn_type!r}) or omit the connection id to use "
                 "the embedded default catalog"
             ) from None
-        if conn.conn_type not in (self.conn_type, None, ""):
+        if conn.conn_type not in (self.conn_type, ICEBERG_CONN_TYPE, None, ""):
             raise ValidationError(
                 f"the Airflow connection {self.iceberg_conn_id!r} has type {conn.conn_type!r}; "
-                f"an icewright catalog needs a connection of type {self.conn_type!r}"
+                f"an icewright catalog needs a connection of type {self.conn_type!r} (or "
+                f"{ICEBERG_CONN_TYPE!r}, a REST catalog)"
             )
         return conn
+
+    def _check_embedded(self) -> None:
+        refusal = embedded_catalog_refusal(self.iceberg_conn_id)
+        if refusal is not None:
+            raise ValidationError(refusal)
 
     def _aws_fields(self, aws_conn_id: str) -> dict[str, str]:
         """Credentials, region and endpoint of an Airflow ``aws`` connection."""
@@ -170,7 +226,27 @@ class IcebergHook(BaseHook):
             "warehouse": str(home / "warehouse"),
         }
 
+    def _iceberg_properties(self, conn: Connection) -> dict[str, str]:
+        """The REST catalog of an ``iceberg`` connection (the official provider's)."""
+        props = {str(k): str(v) for k, v in _extra(conn).items() if v is not None}
+        if not conn.host:
+            raise ValidationError(
+                f"the Airflow connection {conn.conn_id!r} (type {ICEBERG_CONN_TYPE!r}) has no "
+                "host: set it to the REST catalog's URI"
+            )
+        props.update(type="rest", uri=str(conn.host))
+        if conn.login and conn.password:
+            props["credential"] = f"{conn.login}:{conn.password}"
+        elif conn.password:
+            props["token"] = conn.password
+        for key, value in props.items():
+            if any(marker in key for marker in _SECRET_MARKERS):
+                _mask(value)
+        return props
+
     def _properties_of(self, conn: Connection) -> dict[str, str]:
+        if conn.conn_type == ICEBERG_CONN_TYPE:
+            return self._iceberg_properties(conn)
         extra = _extra(conn)
         props: dict[str, str] = {}
         more = extra.get("properties") or {}
@@ -289,6 +365,4 @@ def catalog_for(iceberg_conn_id: str | None) -> Catalog:
     default for the default connection id when no such connection exists). The sensor
     and the triggers watch tables through this.
     """
-    if iceberg_conn_id is None:
-        return default_catalog()
     return IcebergHook(iceberg_conn_id=iceberg_conn_id).get_catalog()

@@ -75,6 +75,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import airflow
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
@@ -87,7 +88,7 @@ from icewright.actions.arguments import (
 from icewright.actions.results import to_jsonable
 from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
-from icewright.providers import DEFAULT_CONN_ID
+from icewright.providers import DEFAULT_CONN_ID, require_airflow
 from icewright.providers.assets import SCHEME, table_of
 from icewright.providers.watchers import declaration_problem
 from icewright.runners.source_context import source_context_env
@@ -110,6 +111,7 @@ __all__ = [
 ]
 
 
+require_airflow(airflow.__version__)
 log = logging.getLogger(__name__)
 
 MAX_DEFERRALS = 16

@@ -16,7 +16,28 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CONN_TYPE", "DEFAULT_CONN_ID", "get_provider_info"]
+__all__ = ["CONN_TYPE", "DEFAULT_CONN_ID", "MIN_AIRFLOW", "get_provider_info", "require_airflow"]
+
+MIN_AIRFLOW = (3, 3)
+"""The oldest Airflow the provider runs on: one downstream run per commit needs the asset
+state store (Airflow 3.3, AIP-103), where an operator claims its commit before the
+watcher can announce it (the ``airflow`` extra requires it too)."""
+
+
+def require_airflow(version: str) -> None:
+    """Raise ``ImportError`` (one line, what to do) when Airflow ``version`` is older than
+    :data:`MIN_AIRFLOW`."""
+    import re
+
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found is None or (int(found[1]), int(found[2])) < MIN_AIRFLOW:
+        need = ".".join(map(str, MIN_AIRFLOW))
+        raise ImportError(
+            f"icewright's Airflow provider needs Apache Airflow {need} or later (its asset "
+            f"state store keeps each commit to one downstream run); this is {version}: "
+            f"pip install 'apache-airflow>={need}'"
+        )
+
 
 DEFAULT_CONN_ID = "icewright_default"
 """The connection id operators, the sensor, triggers, assets and the hook use when none is

@@ -253,46 +253,35 @@ class WatermarkStore(Protocol):
 
 
 class AssetStateWatermarks:
-    """The watermark in Airflow's asset state store, under ``key``, for every asset the
-    trigger watches (the triggerer shares one trigger between assets whose watchers have
-    identical kwargs; each of them gets the value)."""
+    """The watermark in Airflow's asset state store, under ``key``, through the public
+    accessors the triggerer hands the trigger. A watcher's trigger watches exactly one
+    asset: every declaration of a table's asset carries the same watcher, and a variant's
+    watcher is its own (:mod:`icewright.providers.watchers`), so the accessors' single-asset
+    methods apply."""
 
     def __init__(self, accessors: Any, key: str) -> None:
-        self._accessors = accessors
+        self._store = accessors
         self.key = key
 
-    def _each(self) -> list[Any]:
-        by_name = getattr(self._accessors, "_by_name", None)
-        by_uri = getattr(self._accessors, "_by_uri", None)
-        if isinstance(by_name, dict) and isinstance(by_uri, dict):
-            return [*by_name.values(), *by_uri.values()]
-        return [self._accessors]
-
     async def get(self) -> dict[str, Any] | None:
-        """The first stored value among the watched assets."""
-        for accessor in self._each():
-            value = await accessor.aget(self.key)
-            if isinstance(value, dict):
-                return value
-        return None
+        """The stored value, None when there is none yet."""
+        value = await self._store.aget(self.key)
+        return value if isinstance(value, dict) else None
 
     async def set(self, value: dict[str, Any]) -> None:
-        """Store ``value`` for every watched asset."""
-        for accessor in self._each():
-            await accessor.aset(self.key, value)
+        """Store ``value``."""
+        await self._store.aset(self.key, value)
 
     async def claimed(self, keys: Sequence[str]) -> str | None:
-        """The first of ``keys`` a task claimed on a watched asset (None: unclaimed)."""
-        for accessor in self._each():
-            for key in keys:
-                if await accessor.aget(key) is not None:
-                    return key
+        """The first of ``keys`` a task claimed on the watched asset (None: unclaimed)."""
+        for key in keys:
+            if await self._store.aget(key) is not None:
+                return key
         return None
 
     async def release(self, key: str) -> None:
         """Delete the claim ``key`` (its snapshot has been passed by the watcher)."""
-        for accessor in self._each():
-            await accessor.adelete(key)
+        await self._store.adelete(key)
 
 
 class FileWatermarks:

@@ -389,3 +389,23 @@ def test_deferrable_rewrite_of_several_groups_under_dags_test(
     live_paths = {t.data_file.file_path for t in plan_files(kept)}
     assert {t.data_file.file_path for t in groups[-1].tasks} <= live_paths  # untouched
     assert len(live_paths) == 1 + 3
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, False), ("True", True), ("False", False)])
+def test_deferrable_follows_the_default_deferrable_setting(
+    monkeypatch: pytest.MonkeyPatch, setting: str | None, expected: bool
+) -> None:
+    """Airflow's ``[operators] default_deferrable`` decides when ``deferrable`` is not
+    given; an explicit value wins."""
+    from icewright.operators import IcebergAppendOperator
+
+    if setting is None:
+        monkeypatch.delenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", raising=False)
+    else:
+        monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", setting)
+    op = IcebergAppendOperator(task_id="a", table="ns.t", source="sql:SELECT 1 AS id")
+    assert op.deferrable is expected
+    explicit = IcebergAppendOperator(
+        task_id="b", table="ns.t", source="sql:SELECT 1 AS id", deferrable=not expected
+    )
+    assert explicit.deferrable is (not expected)

@@ -233,7 +233,8 @@ class IcebergBaseOperator(BaseOperator):
         :func:`commit_key_for` the task instance's try sequence: retries commit at most
         once, a cleared task commits again (see the module docstring).
     :param deferrable: with ``spark-submit`` (a ``spark_conn_id`` or ``spark_settings``),
-        start the Spark job detached and defer while it runs (see the module docstring).
+        start the Spark job detached and defer while it runs (see the module docstring);
+        default: ``[operators] default_deferrable`` of the Airflow configuration.
     :param poll_interval: seconds between the trigger's looks at the job's result.
     :param deferral_timeout: seconds a deferred job may run before the task fails (the
         job is stopped when the triggerer runs on the host that started it); None: no
@@ -252,7 +253,7 @@ class IcebergBaseOperator(BaseOperator):
         spark_conn_id: str | None = None,
         spark_settings: Mapping[str, Any] | None = None,
         commit_key: str | None = None,
-        deferrable: bool = False,
+        deferrable: bool | None = None,
         poll_interval: float = 15.0,
         deferral_timeout: float | None = None,
         **kwargs: Any,
@@ -267,6 +268,10 @@ class IcebergBaseOperator(BaseOperator):
         self.spark_conn_id = spark_conn_id
         self.spark_settings = dict(spark_settings or {})
         self.commit_key = commit_key
+        if deferrable is None:
+            from airflow.configuration import conf
+
+            deferrable = conf.getboolean("operators", "default_deferrable", fallback=False)
         self.deferrable = bool(deferrable)
         # Not templated: a bad value fails when the DAG is parsed.
         self.poll_interval = check_seconds(poll_interval, "poll_interval")

@@ -174,3 +174,23 @@ def test_a_source_module_next_to_the_dag_goes_with_a_spark_submit_job(
     assert op.make_runner().settings.py_files == ("/opt/dep.zip", shipped)  # type: ignore[attr-defined]
     local = IcebergAppendOperator(task_id="l", table="ns.t", source="iw_rows_source:rows")
     assert not hasattr(local.make_runner(), "settings")  # local Spark: nothing to ship
+
+
+def test_a_view_query_from_a_sql_file_is_rendered(tmp_path: Path) -> None:
+    """``sql="recent.sql"``: Airflow reads the file from the DAG's template search path
+    (``template_ext``) and renders it like an inline query."""
+    import datetime as dt
+
+    from airflow.sdk import DAG
+
+    (tmp_path / "recent.sql").write_text("SELECT * FROM sales.orders WHERE day = '{{ ds }}'")
+    with DAG(
+        "views_from_files",
+        schedule=None,
+        start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+        template_searchpath=[str(tmp_path)],
+    ) as dag:
+        op = IcebergPublishViewOperator(task_id="v", view="sales.recent", sql="recent.sql")
+    assert ".sql" in op.template_ext
+    op.render_template_fields({"ds": "2026-01-02"}, jinja_env=dag.get_template_env())
+    assert op.sql == "SELECT * FROM sales.orders WHERE day = '2026-01-02'"

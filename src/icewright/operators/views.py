@@ -18,7 +18,9 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
     """Create a view, or give it a new version, with the schema Spark derives for ``sql``.
 
     :param view: ``"ns.view"`` (templated).
-    :param sql: the query (templated; rendered as SQL in the UI).
+    :param sql: the query (templated; rendered as SQL in the UI), or the path of a
+        ``.sql`` file, relative to the DAG's folder or ``template_searchpath``, whose
+        rendered text is the query.
     :param comment: the view's comment (templated).
     :param column_comments: docs by final column name (templated).
     :param column_aliases: one name per query column.
@@ -31,6 +33,7 @@ class IcebergPublishViewOperator(IcebergBaseOperator):
 
     template_fields: Sequence[str] = ("view", "sql", "comment", "column_comments", "properties")
     template_fields_renderers = {"sql": "sql"}
+    template_ext: Sequence[str] = (".sql",)
     commits_snapshot = False
 
     def __init__(

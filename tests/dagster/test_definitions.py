@@ -127,3 +127,30 @@ def test_good_definitions_load() -> None:
         assets=[table, fix], asset_checks=checks, resources={"iceberg": IcebergResource()}
     )
     assert len(list(defs.resolve_all_asset_keys())) == 2
+
+
+def test_tables_show_their_name_and_declared_schema_before_any_run() -> None:
+    """Definition metadata (Dagster's ``dagster/table_name`` and ``dagster/column_schema``):
+    the UI shows them on the asset before it is ever materialized."""
+    declared = iceberg_append_asset(
+        T,
+        SQL,
+        schema="id long not null, note string",
+        metadata={"owner_note": "kept", "dagster/table_name": "lake.sales.events"},
+    )
+    (spec,) = declared.specs
+    assert spec.metadata["dagster/table_name"] == "lake.sales.events"  # the user's wins
+    assert spec.metadata["owner_note"] == "kept"
+    columns = spec.metadata["dagster/column_schema"].columns
+    assert [(c.name, c.type, c.constraints.nullable) for c in columns] == [
+        ("id", "long", False),
+        ("note", "string", True),
+    ]
+    (table_spec,) = iceberg_table_asset(T, "id long").specs
+    assert table_spec.metadata["dagster/table_name"] == T
+    assert [c.name for c in table_spec.metadata["dagster/column_schema"].columns] == ["id"]
+    (undeclared,) = iceberg_replace_asset(T, SQL).specs
+    assert undeclared.metadata["dagster/table_name"] == T
+    assert "dagster/column_schema" not in undeclared.metadata  # known after the first run
+    (view,) = iceberg_view_asset("sales.v", "SELECT 1 AS id").specs
+    assert view.metadata["dagster/table_name"] == "sales.v"

@@ -46,9 +46,11 @@ from icewright.actions.arguments import (
 from icewright.dagster.execution import (
     annotated,
     data_version,
+    definition_metadata,
     materialization_metadata,
     run_commit_key,
     run_step,
+    schema_of,
 )
 from icewright.dagster.partitions import PartitionMapping, fill_template, keys_of
 from icewright.errors import ValidationError
@@ -159,10 +161,14 @@ def _asset(
     deps: DepsLike | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     backfill_policy: dg.BackfillPolicy | None = None,
+    table_metadata: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dg.AssetsDefinition:
     if partitions_def is not None and backfill_policy is None:
         backfill_policy = dg.BackfillPolicy.single_run()
+    if table_metadata:
+        # shown on the asset before any run; the user's own metadata wins
+        options["metadata"] = {**table_metadata, **(options.get("metadata") or {})}
     with warnings.catch_warnings():
         # backfill_policy is beta in Dagster 1.13; icewright chooses it (one commit per
         # backfill), so the warning would only tell the user about our choice
@@ -221,6 +227,7 @@ def iceberg_table_asset(
         fn=ensure,
         resource_key=resource_key,
         description=f"The Iceberg table {table} (schema, partitioning and properties ensured).",
+        table_metadata=definition_metadata(table, declared.schema),
         **asset_options,
     )
 
@@ -383,6 +390,7 @@ def _write_asset(
         resource_key=resource_key,
         description=f"The Iceberg table {table}, written by Spark ({verb} of {source}).",
         partitions_def=partitions_def,
+        table_metadata=definition_metadata(table, None if declared is None else declared.schema),
         **asset_options,
     )
 
@@ -585,14 +593,10 @@ def iceberg_view_asset(
             )
         )
         context.log.info(f"{result.view}: version {result.version_id}")
-        columns = [
-            dg.TableColumn(name=f.name, type=str(f.field_type), description=f.doc)
-            for f in result.schema.fields
-        ]
         return dg.MaterializeResult(
             metadata={
                 "dagster/table_name": result.view,
-                "dagster/column_schema": dg.TableSchema(columns=columns),
+                "dagster/column_schema": schema_of(result.schema),
                 "icewright/version_id": result.version_id,
                 "icewright/metadata_location": dg.MetadataValue.path(result.metadata_location),
                 "icewright/referenced_tables": ", ".join(result.referenced_tables),
@@ -606,5 +610,6 @@ def iceberg_view_asset(
         resource_key=resource_key,
         description=f"The Iceberg view {view}.",
         deps=dep_keys,
+        table_metadata=definition_metadata(view),
         **asset_options,
     )

@@ -32,13 +32,16 @@ if TYPE_CHECKING:
     from icewright.actions.results import ActionResult
     from icewright.catalog import Table
     from icewright.runners.base import Runner
+    from icewright.spec.schema import Schema
 
 __all__ = [
     "annotated",
     "commit_key_for",
+    "definition_metadata",
     "materialization_metadata",
     "run_commit_key",
     "run_step",
+    "schema_of",
     "table_schema",
 ]
 
@@ -99,7 +102,11 @@ def annotated(fn: F, context: type, returns: Any) -> F:
 
 def table_schema(table: Table) -> dg.TableSchema:
     """The table's current schema as Dagster's ``TableSchema`` (shown natively in the UI)."""
-    schema = table.metadata.schema()
+    return schema_of(table.metadata.schema())
+
+
+def schema_of(schema: Schema) -> dg.TableSchema:
+    """An Iceberg schema's top-level columns as Dagster's ``TableSchema``."""
     columns = [
         dg.TableColumn(
             name=f.name,
@@ -110,6 +117,16 @@ def table_schema(table: Table) -> dg.TableSchema:
         for f in schema.fields
     ]
     return dg.TableSchema(columns=columns)
+
+
+def definition_metadata(name: str, schema: Schema | None = None) -> dict[str, Any]:
+    """What an asset says about its table before any run (Dagster's definition
+    metadata): ``dagster/table_name``, and with a declared schema
+    ``dagster/column_schema``."""
+    meta: dict[str, Any] = {"dagster/table_name": name}
+    if schema is not None:
+        meta["dagster/column_schema"] = schema_of(schema)
+    return meta
 
 
 def materialization_metadata(

@@ -10,7 +10,9 @@ plugins, so a test asks for a fixture by name and never imports one:
   keys): ``tests.support.s3``;
 * ``rest_server`` and ``rest_namespace`` (Iceberg Java's REST catalog server):
   ``tests.support.rest``;
-* ``spark`` (the one local SparkSession of the process): ``tests.support.spark``;
+* ``spark`` (the one local SparkSession of the process) and ``spark35`` (one pyspark 3.5
+  process, beside Iceberg Java, that runs scripts each in a session of its own):
+  ``tests.support.spark``;
 * ``spark_cluster`` (a standalone master and worker on 127.0.0.1): ``tests.support.cluster``;
 * ``airflow_home`` (a migrated Airflow home): ``tests.support.airflow``;
 * ``iceberg_java`` and ``duckdb_iceberg`` (the peers): ``tests.support.java``,

@@ -13,14 +13,12 @@ import datetime as dt
 import io as _io
 import json
 import math
-import os
-import subprocess
 import textwrap
 import uuid
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -68,11 +66,13 @@ from icewright.spec.types import (
     UUIDType,
 )
 
+if TYPE_CHECKING:
+    from tests.support.spark35 import Spark35
+
 UTC = dt.UTC
 POS_PATH_ID = 2147483546
 POS_ID = 2147483545
 FIELD_ID = b"PARQUET:field_id"
-REPO = Path(__file__).resolve().parents[2]
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -994,9 +994,9 @@ SPARK35_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_same_read_on_pyspark_35(catalog: SqlCatalog, spark: SparkSession, tmp_path: Path) -> None:
-    from tests.support.java import ensure_java_env, java_venv
-
+def test_same_read_on_pyspark_35(
+    catalog: SqlCatalog, spark: SparkSession, spark35: Spark35, tmp_path: Path
+) -> None:
     schema = Schema(
         NestedField(1, "a", LongType(), required=True),
         NestedField(2, "b", LongType()),
@@ -1019,32 +1019,9 @@ def test_same_read_on_pyspark_35(catalog: SqlCatalog, spark: SparkSession, tmp_p
     )
     table, _ = append(table, [{"b": 4, "a": 40, "i": 2**40, "pts": [{"xx": 9, "y": "q"}]}])
 
-    ensure_java_env()
-    python = java_venv() / "bin" / "python"
-    script = tmp_path / "read35.py"
-    script.write_text(SPARK35_SCRIPT, encoding="utf-8")
     out = tmp_path / "out.json"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k
-        not in {"SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYTHONHOME", "VIRTUAL_ENV"}
-    }
-    env.update(
-        # .venv-java has icewright's runtime dependencies (java_env/requirements.txt)
-        PYTHONPATH=str(REPO / "src"),
-        PYSPARK_PYTHON=str(python),
-        PYSPARK_DRIVER_PYTHON=str(python),
-        TZ="UTC",
-    )
-    done = subprocess.run(
-        [str(python), str(script), table.metadata_location, str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-        cwd=tmp_path,
+    done = spark35.run(
+        SPARK35_SCRIPT, [table.metadata_location, str(out)], cwd=tmp_path, name="read35.py"
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(out.read_text())

@@ -8,13 +8,12 @@ import json
 import math
 import os
 import random
-import subprocess
 import textwrap
 import uuid
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -65,6 +64,9 @@ from icewright.spec.types import (
     TimeType,
     UUIDType,
 )
+
+if TYPE_CHECKING:
+    from tests.support.spark35 import Spark35
 
 UTC = dt.UTC
 EPOCH = dt.datetime(1970, 1, 1)
@@ -785,9 +787,6 @@ def test_written_table_reads_back_in_pyiceberg(spark: SparkSession, tmp_path: Pa
 
 # --- pyspark 3.5 ----------------------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[2]
-JAVA_VENV = Path(os.environ.get("ICEWRIGHT_JAVA_VENV", REPO / ".venv-java"))
-
 _SPARK35_JOB = textwrap.dedent(
     """
     import json, sys, uuid
@@ -834,11 +833,7 @@ _SPARK35_JOB = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_write_job_runs_on_pyspark_35(tmp_path: Path) -> None:
-    from tests.support.java import ensure_java_env
-
-    ensure_java_env()  # (re)builds .venv-java when its requirements changed
-    python = JAVA_VENV / "bin" / "python"
+def test_write_job_runs_on_pyspark_35(spark35: Spark35, tmp_path: Path) -> None:
     schema = Schema(
         NestedField(1, "id", LongType(), required=True),
         NestedField(2, "name", StringType()),
@@ -847,19 +842,8 @@ def test_write_job_runs_on_pyspark_35(tmp_path: Path) -> None:
         NestedField(5, "u", UUIDType()),
         NestedField(6, "xs", ListType(7, LongType(), element_required=False)),
     )
-    env = {
-        **os.environ,
-        # .venv-java has icewright's runtime dependencies (java_env/requirements.txt)
-        "PYTHONPATH": str(REPO / "src"),
-        "PYSPARK_PYTHON": str(python),
-    }
-    out = subprocess.run(
-        [str(python), "-c", _SPARK35_JOB, str(tmp_path / "table"), json.dumps(schema.to_json())],
-        env=env,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    out = spark35.run(
+        _SPARK35_JOB, [str(tmp_path / "table"), json.dumps(schema.to_json())], cwd=tmp_path
     )
     assert out.returncode == 0, out.stderr[-4000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])

@@ -1,7 +1,10 @@
-"""One local SparkSession for every Spark test in the process (small and quiet).
+"""One local SparkSession for every Spark test in the process (small and quiet), and one
+pyspark 3.5 process for the tests that run a job on pyspark 3.5.
 
-A fixture of the root ``tests/conftest.py`` (``pytest_plugins``): a test asks for
-``spark`` and gets the shared session, built by icewright's own local runner.
+Fixtures of the root ``tests/conftest.py`` (``pytest_plugins``): a test asks for
+``spark`` and gets the shared session, built by icewright's own local runner; it asks
+for ``spark35`` and gets the shared ``.venv-java`` driver process
+(:class:`tests.support.spark35.Spark35`), started when a test first runs a script.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from tests.support.spark35 import Spark35
 
 TEST_CONF = {
     "spark.master": "local[2]",
@@ -31,3 +36,13 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark35() -> Iterator[Spark35]:
+    """The shared pyspark 3.5 process: ``spark35.run(source, argv, cwd=...)``."""
+    from tests.support.spark35 import Spark35
+
+    runner = Spark35()
+    yield runner
+    runner.close()

@@ -21,9 +21,12 @@ a uuid is its 16 bytes). How each transform is computed:
     long (days, microseconds). That is two Murmur3 blocks, computed as pure Spark SQL
     integer arithmetic on longs kept in ``[0, 2^32)``: the 32-bit product ``a * c`` is
     split into 16-bit halves so no long multiplication can overflow (Spark 4 runs ANSI
-    mode, where an overflow raises). Every step is its own projected column so that
-    Catalyst neither builds an exponential expression tree nor merges them back
-    (``CollapseProject`` keeps non-trivial expressions used twice apart).
+    mode, where an overflow raises). Every value a step uses twice is a projected
+    column of an earlier step, so that Catalyst neither builds an exponential
+    expression tree nor merges them back (``CollapseProject`` keeps non-trivial
+    expressions used twice apart). The steps are SQL text (one ``expr`` each, not a
+    py4j call per operator), and step ``k`` of every hashed column is one projection:
+    building the plan costs little next to running a small job.
   - string (UTF-8), binary, fixed, uuid (16 big-endian bytes) and decimal (the
     minimal big-endian two's-complement bytes of the unscaled value) hash variable
     length bytes, vectorized with ``pyarrow.compute`` uint32 arithmetic (which wraps)
@@ -210,57 +213,78 @@ def _hash_long_input(t: IcebergType, column: Column) -> Column:
 
 # --- bucket of longs as Spark SQL ---------------------------------------------------
 
-
-class _Steps:
-    """Adds each intermediate value as its own column (see the module docstring)."""
-
-    def __init__(self, df: DataFrame, prefix: str) -> None:
-        self.df = df
-        self.prefix = prefix
-        self.names: list[str] = []
-
-    def let(self, expr: Column) -> Column:
-        name = f"{self.prefix}{len(self.names)}"
-        self.names.append(name)
-        self.df = self.df.withColumn(name, expr)
-        return F.col(name)
+_M32 = f"{_MASK32}L"
 
 
-def _long(v: int) -> Column:
-    return F.lit(v).cast(T.LongType())
-
-
-def _mul32(a: Column, c: int) -> Column:
+def _mul32(a: str, c: int) -> str:
     """``(a * c) mod 2^32`` for ``a`` in [0, 2^32): products stay below 2^49."""
-    low = a.bitwiseAND(_long(0xFFFF)) * _long(c)
-    high = F.shiftleft((F.shiftright(a, 16) * _long(c)).bitwiseAND(_long(0xFFFF)), 16)
-    return (low + high).bitwiseAND(_long(_MASK32))
+    low = f"({a} & 65535L) * {c}L"
+    high = f"shiftleft((shiftright({a}, 16) * {c}L) & 65535L, 16)"
+    return f"(({low} + {high}) & {_M32})"
 
 
-def _rotl32(x: Column, r: int) -> Column:
-    return F.shiftleft(x, r).bitwiseOR(F.shiftright(x, 32 - r)).bitwiseAND(_long(_MASK32))
+def _rotl32(x: str, r: int) -> str:
+    return f"((shiftleft({x}, {r}) | shiftright({x}, {32 - r})) & {_M32})"
 
 
-def _bucket_long(steps: _Steps, value: Column, num_buckets: int) -> Column:
-    """``bucket[N]`` of a long column: Murmur3 x86_32 (seed 0) of its 8 LE bytes."""
-    low = steps.let(value.bitwiseAND(_long(_MASK32)))
-    high = steps.let(F.shiftright(value, 32).bitwiseAND(_long(_MASK32)))
-    h: Column = _long(0)
-    for block in (low, high):
-        k = steps.let(_mul32(block, _C1))
-        k = steps.let(_rotl32(k, 15))
-        k = steps.let(_mul32(k, _C2))
-        x = steps.let(h.bitwiseXOR(k))
-        x = steps.let(_rotl32(x, 13))
-        h = steps.let((x * _long(5) + _long(_H_ADD)).bitwiseAND(_long(_MASK32)))
-    h = steps.let(h.bitwiseXOR(_long(8)))  # the length in bytes
-    h = steps.let(h.bitwiseXOR(F.shiftright(h, 16)))
-    h = steps.let(_mul32(h, _F1))
-    h = steps.let(h.bitwiseXOR(F.shiftright(h, 13)))
-    h = steps.let(_mul32(h, _F2))
-    h = steps.let(h.bitwiseXOR(F.shiftright(h, 16)))
-    positive = h.bitwiseAND(_long(0x7FFFFFFF))
-    return (positive % _long(num_buckets)).cast(T.IntegerType())
+def _mix_h(x: str) -> str:
+    """The end of a block's mix, ``h = h * 5 + 0xe6546b64``, from ``x = rotl(h ^ k, 13)``."""
+    return f"(({x} * 5L + {_H_ADD}L) & {_M32})"
+
+
+# Murmur3 x86_32 (seed 0) of a long ``v``'s 8 little-endian bytes: two blocks (``a``, the
+# low word, then ``b``), no tail, then the finalization mix. Each step projects the named
+# values (SQL over the previous step's); a value used twice by a step is always a column.
+_MURMUR3_LONG_STEPS: tuple[dict[str, str], ...] = (
+    {"a": f"{{v}} & {_M32}", "b": f"shiftright({{v}}, 32) & {_M32}"},
+    {"a": _mul32("{a}", _C1), "b": _mul32("{b}", _C1)},
+    {"a": _rotl32("{a}", 15), "b": _rotl32("{b}", 15)},
+    {"x": _mul32("{a}", _C2), "b": _mul32("{b}", _C2)},  # x = h ^ k with h = 0
+    {"x": _rotl32("{x}", 13)},
+    {"x": f"{_mix_h('{x}')} ^ {{b}}"},
+    {"x": _rotl32("{x}", 13)},
+    {"h": f"{_mix_h('{x}')} ^ 8L"},  # the length in bytes
+    {"h": "{h} ^ shiftright({h}, 16)"},
+    {"h": _mul32("{h}", _F1)},
+    {"h": "{h} ^ shiftright({h}, 13)"},
+    {"h": _mul32("{h}", _F2)},
+)
+_MURMUR3_LONG_RESULT = "({h} ^ shiftright({h}, 16))"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _murmur3_longs(
+    df: DataFrame, values: Sequence[tuple[str, Column]]
+) -> tuple[DataFrame, list[str], list[str]]:
+    """Murmur3 of each ``(column prefix, long value)``, side by side: each step of
+    :data:`_MURMUR3_LONG_STEPS` is one projection holding that step of every value.
+
+    Returns the frame, each value's hash (an SQL expression over its last columns, in
+    ``[0, 2^32)``) and the intermediate column names (to drop).
+    """
+    if not values:
+        return df, [], []
+    names = [{"v": f"{prefix}v"} for prefix, _ in values]
+    df = df.withColumns({n["v"]: value for n, (_, value) in zip(names, values, strict=True)})
+    created = [n["v"] for n in names]
+    for level, step in enumerate(_MURMUR3_LONG_STEPS):
+        projected: dict[str, Column] = {}
+        for (prefix, _), current in zip(values, names, strict=True):
+            quoted = {symbol: _quote(name) for symbol, name in current.items()}
+            for symbol, template in step.items():
+                name = f"{prefix}{level}{symbol}"
+                projected[name] = F.expr(template.format(**quoted))
+                current[symbol] = name
+        df = df.withColumns(projected)
+        created.extend(projected)
+    hashes = [
+        _MURMUR3_LONG_RESULT.format(**{s: _quote(n) for s, n in current.items()})
+        for current in names
+    ]
+    return df, hashes, created
 
 
 # --- bucket of bytes with pyarrow ---------------------------------------------------
@@ -387,44 +411,93 @@ class _ArrowBuckets:
 # --- all transforms on a DataFrame ----------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """How one :class:`TransformColumn` is added: ``long`` (bucket of hash ``lane``),
+    ``bytes`` (bucket of input column ``input_name``, set to ``expr``), ``decimal``
+    (truncate, analysed without precision loss) or ``plain`` (``expr``)."""
+
+    column: TransformColumn
+    kind: str
+    expr: Column | None = None
+    lane: int = -1
+    input_name: str = ""
+
+
 def with_transform_columns(
     df: DataFrame, columns: Sequence[TransformColumn], *, prefix: str = "__iw_t"
 ) -> DataFrame:
     """``df`` with one more column per :class:`TransformColumn`, in order.
 
-    Names starting with ``prefix`` are used for intermediate columns and dropped again.
+    Every source is a column of ``df`` as given (not one that an earlier
+    :class:`TransformColumn` adds). Names starting with ``prefix`` are used for
+    intermediate columns and dropped again.
+
+    The columns are added in few projections: the steps of every ``bucket`` of an
+    int-like column run side by side (step ``k`` of all of them is one projection, and
+    buckets of the same source ``Column`` object and type share one hash), then one
+    projection adds every column (a decimal ``truncate`` is analysed on its own, see
+    below). Adding each as its own ``withColumn`` made Spark analyse ever longer plans:
+    the query planning took longer than running a small job.
     """
     import json
 
-    byte_inputs: list[tuple[str, str, int, str]] = []
+    # Validate and build every expression first, in order (the first bad column raises).
+    lanes: list[tuple[str, Column]] = []  # (column prefix, long value) to hash
+    lane_of: dict[tuple[int, str], int] = {}
+    plan: list[_Planned] = []
     for i, tc in enumerate(columns):
         t = tc.transform
         if isinstance(t, BucketTransform) and not t.can_transform(tc.source_type):
             raise ValidationError(f"{t} cannot be applied to a column of type {tc.source_type}")
         if isinstance(t, BucketTransform) and isinstance(tc.source_type, _LONG_HASHED):
-            steps = _Steps(df, f"{prefix}{i}_")
-            value = steps.let(_hash_long_input(tc.source_type, tc.source))
-            bucket = _bucket_long(steps, value, t.num_buckets)
-            df = steps.df.withColumn(tc.name, bucket).drop(*steps.names)
+            key = (id(tc.source), json.dumps(type_to_json(tc.source_type)))
+            if key not in lane_of:
+                lane_of[key] = len(lanes)
+                lanes.append((f"{prefix}{i}_", _hash_long_input(tc.source_type, tc.source)))
+            plan.append(_Planned(tc, "long", lane=lane_of[key]))
         elif isinstance(t, BucketTransform) and isinstance(tc.source_type, _BYTES_HASHED):
-            source = f"{prefix}{i}_in"
             value = tc.source
             if isinstance(tc.source_type, StringType):
                 value = value.cast(T.BinaryType())  # Spark's cast is the UTF-8 bytes
-            df = df.withColumn(source, value)
-            byte_inputs.append(
-                (source, json.dumps(type_to_json(tc.source_type)), t.num_buckets, tc.name)
-            )
+            plan.append(_Planned(tc, "bytes", value, input_name=f"{prefix}{i}_in"))
         elif isinstance(t, BucketTransform):
             raise ValidationError(f"{t} of type {tc.source_type} has no Spark implementation")
-        elif isinstance(t, TruncateTransform) and isinstance(tc.source_type, DecimalType):
+        else:
+            decimal = isinstance(t, TruncateTransform) and isinstance(tc.source_type, DecimalType)
+            expr = transform_column(t, tc.source_type, tc.source)
+            plan.append(_Planned(tc, "decimal" if decimal else "plain", expr))
+
+    df, hashes, intermediate = _murmur3_longs(df, lanes)
+    byte_inputs: list[tuple[str, str, int, str]] = []
+    added: dict[str, Column] = {}
+    for p in plan:
+        if p.kind == "long":  # the value's hash modulo N
+            assert isinstance(p.column.transform, BucketTransform)
+            n = p.column.transform.num_buckets
+            added[p.column.name] = F.expr(f"CAST(({hashes[p.lane]} & 2147483647L) % {n}L AS INT)")
+        elif p.kind == "bytes":  # its input now, the bucket in mapInArrow below
+            assert isinstance(p.column.transform, BucketTransform) and p.expr is not None
+            added[p.input_name] = p.expr
+            source_type = json.dumps(type_to_json(p.column.source_type))
+            n = p.column.transform.num_buckets
+            byte_inputs.append((p.input_name, source_type, n, p.column.name))
+        elif p.kind == "decimal":
             # decimal(38, s) - decimal(38, s) is typed decimal(39, s), which Spark narrows
             # by dropping a digit of scale unless precision loss is off while the column
             # is analysed (the analysed plan keeps the exact type).
+            assert p.expr is not None
+            if added:
+                df, added = df.withColumns(added), {}
             with job_conf(df.sparkSession, {_PRECISION_LOSS: "false"}):
-                df = df.withColumn(tc.name, transform_column(t, tc.source_type, tc.source))
+                df = df.withColumn(p.column.name, p.expr)
         else:
-            df = df.withColumn(tc.name, transform_column(t, tc.source_type, tc.source))
+            assert p.expr is not None
+            added[p.column.name] = p.expr
+    if added:
+        df = df.withColumns(added)
+    if intermediate:
+        df = df.drop(*intermediate)
     if not byte_inputs:
         return df
     inputs = {name for name, _, _, _ in byte_inputs}

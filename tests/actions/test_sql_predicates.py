@@ -122,6 +122,7 @@ def test_read_where_and_sql_filter_on_the_report(spark: SparkSession, catalog: S
         assert got == spark_selected(spark, REPORT_ROWS, predicate), predicate
 
 
+@pytest.mark.slow  # 16-21 s: Spark writes and rewrites one table per predicate
 def test_rewrite_where_takes_every_file_holding_a_matching_row(
     spark: SparkSession, catalog: SqlCatalog
 ) -> None:
@@ -203,6 +204,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> SqlCatalog:
 _counter = itertools.count()
 
 
+@pytest.mark.slow  # 30-33 s: a Spark write and query per generated case
 @settings(
     max_examples=40,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

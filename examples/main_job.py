@@ -71,6 +71,11 @@ def main() -> int:
     if not (airflow_home / "airflow.db").exists():
         steps.append(("airflow db migrate", run_airflow(["db", "migrate"], env, logs)))
 
+    # The sensor's runs execute in this process at the end, on its local Spark session: its
+    # JVM starts now, beside the pipelines, instead of in that last step.
+    spark = SparkStart()
+    spark.start()
+
     from main_dagster import DagsterStage
 
     dagster = DagsterStage(home)
@@ -88,6 +93,7 @@ def main() -> int:
 
     start = time.monotonic()
     tick = dagster.tick()
+    spark.join()
     runs = dagster.launch(tick)
     steps.append(("dagster sensor runs", time.monotonic() - start))
 
@@ -151,6 +157,29 @@ def run_airflow(args: list[str], env: dict[str, str], logs: Path) -> float:
         raise SystemExit(f"airflow {' '.join(args)} failed after {seconds:.0f}s:\n{tail}")
     print(f"    done in {seconds:.1f}s", flush=True)
     return seconds
+
+
+class SparkStart:
+    """This process's local Spark session, started in a thread and warmed by one tiny job
+    (the JVM's start and first job keep one core busy, and the pipelines beside them
+    mostly one); :meth:`join` waits for it. A failed start is left to the first real job,
+    which starts the session again and raises there."""
+
+    def __init__(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="spark-start", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @staticmethod
+    def _run() -> None:
+        from icewright.spark.session import local_session
+
+        with contextlib.suppress(Exception):
+            local_session().range(1).collect()
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 class Watcher:

@@ -1,0 +1,140 @@
+"""A class data sharing archive for the Spark drivers that the main job's and the Dagster
+command tests' subprocesses start (``tests/test_readme.py``, ``tests/example_dagster``,
+``tests/dagster/test_cli.py``; issue 27).
+
+Most of a local Spark driver's start is the JVM loading, parsing and verifying Spark's
+classes from some 280 jars. A dynamic CDS archive (JDK 13 and later,
+``-XX:ArchiveClassesAtExit``) holds the classes that one local session and a small
+icewright write and read loaded; a driver started with ``-XX:SharedArchiveFile`` maps them
+instead. Measured on the 2-core machine: a session and its first query took 7.5 s without,
+2.8 s with it. Only how classes are loaded changes, not what any job computes (as with the
+JIT and collector options ``tests/conftest.py`` sets); a JVM whose Java, options or class
+path differ from the archive's ignores it without a word (``-Xshare:auto``), as it does a
+missing file, and so does every JVM when the archive cannot be made here.
+
+:func:`with_class_archive` adds the option to ``SPARK_SUBMIT_OPTS`` of a subprocess's
+environment (spark-submit passes it to the driver JVM; the other processes of this pytest
+run keep theirs). The archive is made once per machine and setup (its name is a digest of
+the Java, the options and the jars), under the temporary directory, by a child Python
+that runs the small job and waits for its JVM to write the archive at exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+OPTS = "SPARK_SUBMIT_OPTS"
+
+# Run by a child Python with -XX:ArchiveClassesAtExit in SPARK_SUBMIT_OPTS: an icewright
+# table written (day and bucket transforms, a string column) and read back through Spark,
+# then the JVM is shut down and waited for, so the archive is whole when this returns.
+_WORKLOAD = """
+import sys, tempfile
+from icewright.actions import append, create
+from icewright.catalog import SqlCatalog
+from icewright.spark.read import read_table
+from icewright.spark.session import local_session
+from icewright.text.declaration import parse_partitioning, parse_schema
+
+spark = local_session()
+with tempfile.TemporaryDirectory() as root:
+    catalog = SqlCatalog("w", f"sqlite:///{root}/c.db", f"{root}/w")
+    catalog.create_namespace("s")
+    create(
+        "s.t",
+        catalog=catalog,
+        schema=parse_schema("id long not null, ts timestamptz, tag string"),
+        partition_by=parse_partitioning("day(ts), bucket(4, id), bucket(2, tag)"),
+    )
+    source = (
+        "sql:SELECT id, timestamp_seconds(id * 3600) AS ts, CAST(id % 3 AS STRING) AS tag "
+        "FROM range(1000)"
+    )
+    append("s.t", source, catalog=catalog)
+    frame = read_table(spark, catalog.load_table("s.t"))
+    frame.groupBy("tag").count().collect()
+gateway = spark.sparkContext._gateway
+spark.stop()
+proc = getattr(gateway, "proc", None)
+gateway.shutdown()
+if proc is not None:
+    proc.stdin.close()
+    proc.wait(timeout=300)
+"""
+
+
+def with_class_archive(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the archive in ``SPARK_SUBMIT_OPTS`` (unchanged where none is made)."""
+    base = env.get(OPTS, "")
+    archive = class_archive(base)
+    if archive is None:
+        return env
+    return {**env, OPTS: f"{base} -XX:SharedArchiveFile={archive}".strip()}
+
+
+@functools.cache
+def class_archive(base_options: str) -> Path | None:
+    """The archive for drivers started with ``base_options``, made if missing; None
+    where it cannot be made (no Java, a Java before 13, a failed job)."""
+    java = _java()
+    if java is None:
+        return None
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    digest = hashlib.sha256()
+    for part in (java, _java_version(java), base_options, sys.executable, str(jars)):
+        digest.update(part.encode() + b"\0")
+    for jar in sorted(jars.glob("*.jar")):
+        digest.update(f"{jar.name}:{jar.stat().st_size}\0".encode())
+    root = Path(tempfile.gettempdir())
+    archive = root / f"icewright-test-spark-{digest.hexdigest()[:20]}.jsa"
+    with (root / f"{archive.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not archive.exists():
+            _make(archive, base_options)
+    return archive if archive.exists() else None
+
+
+def _make(archive: Path, base_options: str) -> None:
+    partial = archive.with_name(f"{archive.name}.{os.getpid()}.part")
+    env = {**os.environ, OPTS: f"{base_options} -XX:ArchiveClassesAtExit={partial}".strip()}
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _WORKLOAD],
+            cwd=tempfile.gettempdir(),
+            env=env,
+            capture_output=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode == 0 and partial.is_file() and partial.stat().st_size > 0:
+            os.replace(partial, archive)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    return None if found is None else str(Path(found).resolve())
+
+
+def _java_version(java: str) -> str:
+    done = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    return done.stderr

@@ -3,11 +3,17 @@
 Iceberg Java runs in a second virtualenv (``.venv-java``: pyspark 3.5.9 and
 ``iceberg-spark-runtime-3.5_2.12-1.10.2.jar``) because the project itself may run
 on Spark 4. ``scripts/java-env`` builds that environment; this module runs
-``tests/support/java_env/iceberg_java.py`` in it as a subprocess, hands it a
-batch of requests as a JSON file and reads back one JSON document.
+``tests/support/java_env/iceberg_java_server.py`` in it as ONE subprocess per test
+process, started by the first batch and stopped at exit, hands it each batch of
+requests as a JSON line and reads back one JSON line. Each batch is answered in a new
+SparkSession of that JVM (its own SQL conf, catalogs and temporary views), as if by a
+JVM of its own. With ``ICEWRIGHT_JAVA_JVM_PER_BATCH=1`` every batch gets a subprocess
+of its own instead (``tests/support/java_env/iceberg_java.py``, a request file in, one
+JSON document out), as before.
 
-Each subprocess starts a JVM and a local SparkSession (about 5-10 s), so put
-all the questions a test module has into as few batches as possible::
+Starting the JVM and its SparkSession and warming them up takes several seconds (about
+7 s on the 2-core machine), paid once per run; a batch still costs a round trip and a
+session, so put the questions a test has into as few batches as possible::
 
     def test_x(iceberg_java):
         with iceberg_java.batch() as batch:
@@ -32,12 +38,18 @@ field id (int) and bounds are bytes (Appendix D single-value serialisation).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import datetime as dt
 import functools
 import json
 import os
+import selectors
+import shutil
 import subprocess
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,10 +74,12 @@ __all__ = [
     "step_procedure",
     "step_rewrite_data_files",
     "step_sql",
+    "stop_java_server",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "support" / "java_env" / "iceberg_java.py"
+SERVER_SCRIPT = REPO / "tests" / "support" / "java_env" / "iceberg_java_server.py"
 JAVA_ENV = REPO / "scripts" / "java-env"
 
 T = TypeVar("T")
@@ -333,7 +347,7 @@ class Pending(Generic[T]):
 
 
 class JavaBatch:
-    """Requests collected for one Java subprocess; each method returns a :class:`Pending`."""
+    """Requests sent to Iceberg Java together; each method returns a :class:`Pending`."""
 
     def __init__(self, runner: IcebergJava) -> None:
         self._runner = runner
@@ -355,7 +369,7 @@ class JavaBatch:
         return pending
 
     def run(self) -> None:
-        """Run every collected request in one Java subprocess (once)."""
+        """Run every collected request in one round trip to the Java subprocess (once)."""
         if not self._requests or self._pending[0]._result is not None:
             return
         answer = self._runner.run_requests(self._requests)
@@ -525,6 +539,168 @@ class JavaBatch:
         )
 
 
+def _java_env() -> dict[str, str]:
+    """The environment of the Java subprocess: ours, without what would make its pyspark
+    find the main environment's Spark."""
+    python = java_venv() / "bin" / "python"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # A Spark 4 installation of the main environment must not leak in.
+        if k
+        not in {
+            "SPARK_HOME",
+            "SPARK_CONF_DIR",
+            "PYSPARK_SUBMIT_ARGS",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "VIRTUAL_ENV",
+        }
+    }
+    env.update(
+        TZ="UTC",
+        PYSPARK_PYTHON=str(python),
+        PYSPARK_DRIVER_PYTHON=str(python),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+class _JavaServer:
+    """The running ``iceberg_java_server.py`` subprocess: one JSON line per batch each way."""
+
+    def __init__(self, timeout: float) -> None:
+        jar = ensure_java_env()
+        python = java_venv() / "bin" / "python"
+        self.tmp = tempfile.mkdtemp(prefix="iceberg-java-")
+        self.stderr_path = Path(self.tmp) / "stderr.txt"
+        self._buffer = b""
+        self._batches = 0
+        with self.stderr_path.open("w", encoding="utf-8") as err:
+            self.process = subprocess.Popen(
+                [str(python), str(SERVER_SCRIPT), str(jar), str(Path(self.tmp) / "work")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=self.tmp,
+                env=_java_env(),
+            )
+        try:
+            ready = self._read_line("startup", timeout, self.stderr_path.stat().st_size)
+        except BaseException:
+            self.stop()
+            raise
+        if not ready.get("ok"):
+            fatal = ready.get("fatal") or {}
+            self.stop()
+            raise IcebergJavaError(
+                "startup",
+                f"{fatal.get('message')}; stderr tail:\n{_tail_file(self.stderr_path)}",
+                fatal.get("java_class"),
+            )
+        self.startup_seconds = float(ready.get("startup_seconds") or 0.0)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(self, requests: Sequence[Mapping[str, Any]], timeout: float) -> dict[str, Any]:
+        """Send one batch and read its answer (raises if the process dies or times out)."""
+        start = self.stderr_path.stat().st_size
+        assert self.process.stdin is not None
+        self._batches += 1
+        batch = {"id": self._batches, "requests": list(requests)}
+        try:
+            self.process.stdin.write(json.dumps(batch).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError as exc:
+            raise IcebergJavaError(
+                "batch",
+                f"the Java subprocess is gone ({exc}); stderr tail:\n{self._stderr_since(start)}",
+            ) from exc
+        answer = self._read_line("batch", timeout, start)
+        if answer.get("id") != self._batches:
+            raise IcebergJavaError(
+                "batch", f"the Java subprocess answered batch {answer.get('id')}, not {batch['id']}"
+            )
+        return answer
+
+    def _read_line(self, op: str, timeout: float, stderr_start: int) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        chunks = [self._buffer]
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while b"\n" not in chunks[-1]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise IcebergJavaError(
+                        op,
+                        f"timed out after {timeout} s; stderr tail:\n"
+                        f"{self._stderr_since(stderr_start)}",
+                    )
+                if not selector.select(left):
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    self.process.wait()
+                    raise IcebergJavaError(
+                        op,
+                        f"the Java subprocess exited {self.process.returncode} without a JSON "
+                        f"answer; stderr tail:\n{self._stderr_since(stderr_start)}",
+                    )
+                chunks.append(chunk)
+        line, _, self._buffer = b"".join(chunks).partition(b"\n")
+        try:
+            answer: dict[str, Any] = json.loads(line)
+        except ValueError as exc:
+            raise IcebergJavaError(
+                op, f"the Java subprocess answered no JSON: {line[:200]!r}"
+            ) from exc
+        return answer
+
+    def _stderr_since(self, start: int, lines: int = 40) -> str:
+        try:
+            with self.stderr_path.open("rb") as handle:
+                handle.seek(start)
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """End the subprocess (end of its input; killed if it does not exit in 30 s)."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class _Shared:
+    """The one Java subprocess of this test process (None until a batch starts it)."""
+
+    lock = threading.Lock()
+    server: _JavaServer | None = None
+
+
+def stop_java_server() -> None:
+    """Stop the shared Java subprocess if one runs (at exit; the next batch starts one)."""
+    with _Shared.lock:
+        server, _Shared.server = _Shared.server, None
+        if server is not None:
+            server.stop()
+
+
+atexit.register(stop_java_server)
+
+
 class IcebergJava:
     """Runs batches of requests through Iceberg Java in the ``.venv-java`` subprocess."""
 
@@ -533,11 +709,38 @@ class IcebergJava:
         self.calls = 0
 
     def batch(self) -> JavaBatch:
-        """A batch whose requests run in one subprocess when the ``with`` block ends."""
+        """A batch whose requests run in one round trip when the ``with`` block ends."""
         return JavaBatch(self)
 
     def run_requests(self, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Run raw requests; return the processor's JSON document (raises on a crash)."""
+        """Run raw requests; return the processor's JSON document (raises on a crash).
+
+        ``startup_seconds`` is the JVM's start when this batch started it, else 0."""
+        if os.environ.get("ICEWRIGHT_JAVA_JVM_PER_BATCH") == "1":
+            return self._run_in_own_jvm(requests)
+        with _Shared.lock:
+            self.calls += 1
+            started = 0.0
+            if _Shared.server is not None and not _Shared.server.alive():
+                server, _Shared.server = _Shared.server, None
+                server.stop()
+            if _Shared.server is None:
+                _Shared.server = _JavaServer(self.timeout)
+                started = _Shared.server.startup_seconds
+            try:
+                answer = _Shared.server.run(requests, self.timeout)
+            except BaseException:
+                # Dead, stuck or interrupted (its answer would be read as the next batch's):
+                # the next batch starts a fresh subprocess.
+                server, _Shared.server = _Shared.server, None
+                server.process.kill()
+                server.stop()
+                raise
+        answer["startup_seconds"] = started
+        return answer
+
+    def _run_in_own_jvm(self, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Run the batch in a subprocess (and JVM) of its own."""
         jar = ensure_java_env()
         python = java_venv() / "bin" / "python"
         with tempfile.TemporaryDirectory(prefix="iceberg-java-") as tmp:
@@ -552,26 +755,6 @@ class IcebergJava:
                 ),
                 encoding="utf-8",
             )
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                # A Spark 4 installation of the main environment must not leak in.
-                if k
-                not in {
-                    "SPARK_HOME",
-                    "SPARK_CONF_DIR",
-                    "PYSPARK_SUBMIT_ARGS",
-                    "PYTHONPATH",
-                    "PYTHONHOME",
-                    "VIRTUAL_ENV",
-                }
-            }
-            env.update(
-                TZ="UTC",
-                PYSPARK_PYTHON=str(python),
-                PYSPARK_DRIVER_PYTHON=str(python),
-                PYTHONUNBUFFERED="1",
-            )
             stderr_file = Path(tmp) / "stderr.txt"
             self.calls += 1
             with stderr_file.open("w", encoding="utf-8") as err:
@@ -582,7 +765,7 @@ class IcebergJava:
                         stderr=err,
                         stdin=subprocess.DEVNULL,
                         cwd=tmp,
-                        env=env,
+                        env=_java_env(),
                         timeout=self.timeout,
                         check=False,
                     )
@@ -608,7 +791,7 @@ class IcebergJava:
             )
         return answer
 
-    # -- one-request conveniences (each starts its own JVM: prefer batch()) -----
+    # -- one-request conveniences (a round trip and a session each: prefer batch()) -----
 
     def _one(self, add: Callable[[JavaBatch], Pending[T]]) -> T:
         with self.batch() as batch:
@@ -675,6 +858,8 @@ def _tail(handle: Any) -> str:
 
 @pytest.fixture(scope="session")
 def iceberg_java() -> Iterator[IcebergJava]:
-    """Session-wide :class:`IcebergJava` (builds ``.venv-java`` on first use)."""
+    """Session-wide :class:`IcebergJava` (builds ``.venv-java`` on first use; the Java
+    subprocess starts with the first batch and stops at the end of the session)."""
     ensure_java_env()
     yield IcebergJava()
+    stop_java_server()

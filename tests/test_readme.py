@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-from tests.support.main_job_jvm import with_class_archive
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "example_dags"))
 import orders_source  # noqa: E402
@@ -47,7 +45,7 @@ def test_the_readme_starts_with_the_main_job_and_the_tests() -> None:
 
 
 def run_main(home: Path) -> str:
-    env = with_class_archive({**os.environ, "ICEWRIGHT_HOME": str(home)})
+    env = {**os.environ, "ICEWRIGHT_HOME": str(home)}
     env.pop("AIRFLOW_HOME", None)
     done = subprocess.run(
         readme_commands()[0],

@@ -12,7 +12,6 @@ import dagster as dg
 import pytest
 
 from icewright.catalog import SqlCatalog
-from tests.support.main_job_jvm import with_class_archive
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,14 +38,12 @@ def test_every_factory_through_the_dagster_command(tmp_path: Path) -> None:
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     catalog = SqlCatalog("icewright", f"sqlite:///{lake}/catalog.db", str(lake / "warehouse"))
     catalog.create_namespace("sales")
-    env = with_class_archive(
-        {
-            **os.environ,
-            "ICEWRIGHT_TEST_LAKE": str(lake),
-            "DAGSTER_HOME": str(home),
-            "PYSPARK_PYTHON": sys.executable,
-        }
-    )
+    env = {
+        **os.environ,
+        "ICEWRIGHT_TEST_LAKE": str(lake),
+        "DAGSTER_HOME": str(home),
+        "PYSPARK_PYTHON": sys.executable,
+    }
     done = subprocess.run(
         [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", *MODULE, "*"],
         cwd=REPO,

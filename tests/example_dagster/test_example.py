@@ -19,8 +19,6 @@ import dagster as dg
 import pyarrow as pa
 import pytest
 
-from tests.support.main_job_jvm import with_class_archive
-
 REPO = Path(__file__).resolve().parents[2]
 DEFINITIONS = REPO / "example_dagster" / "definitions.py"
 BIN = Path(sys.executable).parent
@@ -46,7 +44,7 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "PYSPARK_PYTHON": sys.executable,
         "TZ": "UTC",
     }
-    yield with_class_archive(env)
+    yield env
 
 
 def dagster(env: dict[str, str], *args: str, timeout: float = 600) -> str:

@@ -59,6 +59,8 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
+from tests.support.class_archive import without_class_archive
+
 __all__ = [
     "IcebergJava",
     "IcebergJavaError",
@@ -545,7 +547,7 @@ def _java_env() -> dict[str, str]:
     python = java_venv() / "bin" / "python"
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_class_archive(dict(os.environ)).items()
         # A Spark 4 installation of the main environment must not leak in.
         if k
         not in {

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from tests.support.class_archive import without_class_archive
 from tests.support.java import REPO, ensure_java_env, java_venv
 
 __all__ = ["Spark35", "Spark35Result"]
@@ -114,7 +115,8 @@ class Spark35:
 
     def _env(self) -> dict[str, str]:
         python = str(self.python())
-        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        outer = without_class_archive(dict(os.environ))
+        env = {k: v for k, v in outer.items() if k not in _DROPPED_ENV}
         env.update(
             # .venv-java has icewright's runtime dependencies (java_env/requirements.txt)
             PYTHONPATH=str(REPO / "src"),

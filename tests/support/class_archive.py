@@ -1,6 +1,6 @@
-"""A class data sharing archive for the Spark drivers that the main job's and the Dagster
-command tests' subprocesses start (``tests/test_readme.py``, ``tests/example_dagster``,
-``tests/dagster/test_cli.py``; issue 27).
+"""A class data sharing archive for every Spark driver the suite starts (issue 27): the
+local session of the pytest process and those of its Airflow, Dagster, ``icewright`` and
+main-job subprocesses, which inherit ``SPARK_SUBMIT_OPTS``.
 
 Most of a local Spark driver's start is the JVM loading, parsing and verifying Spark's
 classes from some 280 jars. A dynamic CDS archive (JDK 13 and later,
@@ -12,11 +12,15 @@ JIT and collector options ``tests/conftest.py`` sets); a JVM whose Java, options
 path differ from the archive's ignores it without a word (``-Xshare:auto``), as it does a
 missing file, and so does every JVM when the archive cannot be made here.
 
-:func:`with_class_archive` adds the option to ``SPARK_SUBMIT_OPTS`` of a subprocess's
-environment (spark-submit passes it to the driver JVM; the other processes of this pytest
-run keep theirs). The archive is made once per machine and setup (its name is a digest of
-the Java, the options and the jars), under the temporary directory, by a child Python
-that runs the small job and waits for its JVM to write the archive at exit.
+:func:`with_class_archive` adds the option to ``SPARK_SUBMIT_OPTS`` of an environment
+(spark-submit passes it to the driver JVM); ``tests/conftest.py`` applies it to the
+suite's own environment once, when the run starts. A JVM with another class path (the
+Iceberg Java peer's Spark 3.5) would print a warning and ignore the archive: those
+environments drop it with :func:`without_class_archive`, and the option also turns the
+JVM's CDS log off, so no JVM output changes either way. The archive is made once per
+machine and setup (its name is a digest of the Java, the options and the jars), under
+the temporary directory, by a child Python that runs the small job and waits for its JVM
+to write the archive at exit (some 20 s, paid by the first run on a fresh machine).
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ import tempfile
 from pathlib import Path
 
 OPTS = "SPARK_SUBMIT_OPTS"
+_ARCHIVE_OPTION = "-XX:SharedArchiveFile="
+# a JVM that cannot map the archive says so on its standard output, and goes on without it
+_QUIET = "-Xlog:cds=off,cds+dynamic=off"
 
 # Run by a child Python with -XX:ArchiveClassesAtExit in SPARK_SUBMIT_OPTS: an icewright
 # table written (day and bucket transforms, a string column) and read back through Spark,
@@ -73,12 +80,25 @@ if proc is not None:
 
 
 def with_class_archive(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with the archive in ``SPARK_SUBMIT_OPTS`` (unchanged where none is made)."""
+    """``env`` with the archive in ``SPARK_SUBMIT_OPTS`` (unchanged where none is made or
+    one is there already)."""
     base = env.get(OPTS, "")
+    if _ARCHIVE_OPTION in base:
+        return env
     archive = class_archive(base)
     if archive is None:
         return env
-    return {**env, OPTS: f"{base} -XX:SharedArchiveFile={archive}".strip()}
+    return {**env, OPTS: f"{base} {_ARCHIVE_OPTION}{archive} {_QUIET}".strip()}
+
+
+def without_class_archive(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without the options :func:`with_class_archive` added, for a JVM of
+    another class path."""
+    options = env.get(OPTS)
+    if options is None or _ARCHIVE_OPTION not in options:
+        return env
+    kept = [o for o in options.split() if not o.startswith(_ARCHIVE_OPTION) and o != _QUIET]
+    return {**env, OPTS: " ".join(kept)}
 
 
 @functools.cache

@@ -14,7 +14,8 @@ sensor) goes through :mod:`icewright.actions.watch` (:class:`SnapshotWatch`,
 :class:`SnapshotFilter`, :class:`Watermark`).
 
 Importing this package is cheap: names are imported from their modules on first use.
-The package attributes ``append``, ``create``, ``replace`` and ``rewrite`` are always the
+The package attributes ``append``, ``create``, ``delete``, ``merge``, ``replace`` and
+``rewrite`` are always the
 functions; their modules are reached with ``from icewright.actions.append import ...``.
 """
 
@@ -28,14 +29,17 @@ if TYPE_CHECKING:
     from icewright.actions.announce import commit_announcement, snapshots_in
     from icewright.actions.append import append
     from icewright.actions.create import create
+    from icewright.actions.delete import delete
     from icewright.actions.ensure import EnsureResult, ensure_table
     from icewright.actions.health import TableHealth, table_health
     from icewright.actions.maintenance import expire, remove_orphan_files
+    from icewright.actions.merge import merge
     from icewright.actions.replace import replace
     from icewright.actions.results import (
         ActionResult,
         GroupFailure,
         RewriteResult,
+        RowChangeResult,
         ViewResult,
         WaitResult,
     )
@@ -68,6 +72,8 @@ _EXPORTS: dict[str, str] = {
     "expire": "maintenance",
     "remove_orphan_files": "maintenance",
     "replace": "replace",
+    "merge": "merge",
+    "delete": "delete",
     "rewrite": "rewrite",
     "publish_view": "views",
     "wait_for_snapshot": "wait",
@@ -81,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "ActionResult": "results",
     "GroupFailure": "results",
     "RewriteResult": "results",
+    "RowChangeResult": "results",
     "ViewResult": "results",
     "WaitResult": "results",
     "LocalRunner": "icewright.runners.local",
@@ -97,6 +104,7 @@ __all__ = [
     "LocalRunner",
     "PollResult",
     "RewriteResult",
+    "RowChangeResult",
     "Runner",
     "SnapshotFilter",
     "SnapshotWatch",
@@ -109,8 +117,10 @@ __all__ = [
     "append",
     "commit_announcement",
     "create",
+    "delete",
     "ensure_table",
     "expire",
+    "merge",
     "new_snapshots",
     "publish_view",
     "remove_orphan_files",

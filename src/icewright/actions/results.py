@@ -34,6 +34,7 @@ __all__ = [
     "ActionResult",
     "GroupFailure",
     "RewriteResult",
+    "RowChangeResult",
     "ViewResult",
     "WaitResult",
     "to_jsonable",
@@ -115,6 +116,25 @@ class RewriteResult(ActionResult):
     groups_rewritten: int = 0
     failed_groups: tuple[GroupFailure, ...] = ()
     commits: tuple[ActionResult, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowChangeResult(ActionResult):
+    """A merge or a row-level delete: the snapshot, and what happened to rows.
+
+    ``mode`` is how it was written (``copy-on-write`` or ``merge-on-read``);
+    ``rows_inserted``, ``rows_updated`` and ``rows_deleted`` count source and target rows
+    as Spark SQL's MERGE reports them; ``delete_files_added`` counts position delete
+    files, ``files_read`` the data files the job read. When the commit key was already on
+    the table the row counts are 0 (the job did not run again).
+    """
+
+    mode: str = "copy-on-write"
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    delete_files_added: int = 0
+    files_read: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

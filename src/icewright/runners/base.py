@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
+    from icewright.spark.merge import MergeSpec, RowChanges, WriteMode
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot
@@ -67,6 +68,35 @@ class Runner(Protocol):
         """Read ``tasks`` (their deletes applied), keep the rows matching ``keep`` (an
         unbound filter on the current schema; all rows when None), and write them in the
         table's current schema, spec and sort order (``job_key`` as for :meth:`write`)."""
+        ...
+
+    def merge(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        spec: MergeSpec,
+        *,
+        branch: str = "main",
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """Merge ``source`` into the table at ``branch`` as ``spec`` says
+        (:func:`icewright.spark.merge.merge_rows`): new data and delete files, unchanged
+        catalog."""
+        ...
+
+    def delete_rows(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        condition: Expression,
+        mode: WriteMode,
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """Delete the rows of ``tasks`` matching ``condition`` (bound, two-valued), as
+        position deletes or rewritten files (:func:`icewright.spark.merge.delete_rows`)."""
         ...
 
     def source_schema(self, source: Source) -> Schema:

@@ -4,7 +4,7 @@
 built by :class:`icewright.runners.submit.SparkSubmitRunner`)::
 
     {"format": "icewright-job", "version": 1,
-     "kind": "write" | "rewrite" | "source_schema" | "analyze_view",
+     "kind": "write" | "rewrite" | "merge" | "delete-rows" | "source_schema" | "analyze_view",
      "metadata": <table metadata JSON>, "io": {"class": ..., "properties": {...}},
      "source": "sql:..." | "<format>:<path>" | "pkg.mod:func",
      "allow-schema-evolution": false, "properties": {...},
@@ -127,6 +127,8 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
                 properties=properties,
             )
         return "ok", js.write_result_to_json(result, js.partition_types(metadata))
+    if kind in ("merge", "delete-rows"):
+        return "ok", _row_changes(runner, kind, spec)
     if kind in _MAINTENANCE:
         return "ok", _maintenance(spark, kind, spec)
     if kind == "source_schema":
@@ -148,12 +150,42 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
             return "need-table", list(need.name)
         return "ok", {"schema": schema.to_json(), "tables": [list(n) for n in found]}
     raise ValidationError(
-        f"unknown job kind {kind!r}: use write, rewrite, source_schema, analyze_view, "
+        f"unknown job kind {kind!r}: use write, rewrite, merge, delete-rows, source_schema, "
+        "analyze_view, "
         f"{', '.join(_MAINTENANCE)}"
     )
 
 
 _MAINTENANCE = ("expire-files", "orphan-files", "rewrite-groups")
+
+
+def _row_changes(runner: LocalRunner, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    from icewright.spark import job_spec as js
+    from icewright.spark.merge import MergeSpec, row_changes_to_json
+
+    metadata, io = _table(spec)
+    properties = dict(spec.get("properties") or {})
+    if kind == "merge":
+        changes = runner.merge(
+            metadata,
+            io,
+            _source(spec),
+            MergeSpec.from_json(spec["merge"]),
+            branch=str(spec.get("branch") or "main"),
+            properties=properties,
+        )
+    else:
+        types = js.partition_types_from_json(spec.get("partition-types") or {})
+        schema = metadata.schema()
+        changes = runner.delete_rows(
+            metadata,
+            io,
+            [js.scan_task_from_json(t, types, schema) for t in spec.get("tasks") or []],
+            condition=js.expression_from_json(spec["condition"], schema),
+            mode=spec["mode"],
+            properties=properties,
+        )
+    return row_changes_to_json(changes, metadata)
 
 
 def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
+    from icewright.spark.merge import MergeSpec, RowChanges, WriteMode
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot
@@ -138,6 +139,48 @@ class LocalRunner:
         return run_keyed(
             self.job_store(metadata, io), job_key, mark, run, partition_types(metadata)
         )
+
+    def merge(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        spec: MergeSpec,
+        *,
+        branch: str = "main",
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.merge`."""
+        from icewright.spark.merge import merge_rows
+
+        with self._job_group("merge"):
+            return merge_rows(
+                self.spark, metadata, io, source, spec, branch=branch, properties=properties
+            )
+
+    def delete_rows(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        condition: Expression,
+        mode: WriteMode,
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.delete_rows`."""
+        from icewright.spark.merge import delete_rows
+
+        with self._job_group("delete"):
+            return delete_rows(
+                self.spark,
+                metadata,
+                io,
+                tasks,
+                condition=condition,
+                mode=mode,
+                properties=properties,
+            )
 
     def unreachable_files(
         self,

@@ -31,16 +31,13 @@ import collections
 import contextlib
 import json
 import logging
-import os
 import re
 import socket
 import subprocess
 import tempfile
 import threading
 import uuid
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError, ValidationError
@@ -53,9 +50,10 @@ from icewright.runners.detached import (
     reap_group,
     stop_detached,
 )
-from icewright.runners.job import IO_PROPERTIES_ENV, JOB_FORMAT
+from icewright.runners.job import JOB_FORMAT
 from icewright.runners.settings import SparkSubmitSettings
 from icewright.runners.store import JobStore, JobSubmitted, default_staging, fingerprint
+from icewright.runners.submit_command import last_error, spark_submit_command, submit_environment
 
 if TYPE_CHECKING:
     from icewright.commit.orphans import FoundOrphans, OrphanSearch
@@ -65,6 +63,7 @@ if TYPE_CHECKING:
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
+    from icewright.spark.merge import MergeSpec, RowChanges, WriteMode
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot
@@ -75,36 +74,6 @@ __all__ = ["SparkSubmitRunner", "submit_runner"]
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
 _APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
 _TAIL_LINES = 40
-
-
-# --- shipping icewright ------------------------------------------------------------------
-
-_SHIP_LOCK = threading.Lock()
-_SHIPPED: dict[str, str] = {}
-_NOT_SHIPPED = frozenset({".c", ".pyx", ".so", ".pyd"})
-_LAUNCHER = "from icewright.runners.job import main\n\nraise SystemExit(main())\n"
-
-
-def _shipment() -> tuple[str, str]:
-    """A zip of the icewright package and the launcher script (built once per process)."""
-    with _SHIP_LOCK:
-        if not _SHIPPED or not all(os.path.exists(p) for p in _SHIPPED.values()):
-            import icewright
-
-            root = Path(icewright.__file__).parent
-            folder = Path(tempfile.mkdtemp(prefix="icewright-submit-"))
-            archive = folder / "icewright.zip"
-            with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-                for path in sorted(root.rglob("*")):
-                    # a zip imports no compiled module: jobs decode manifests in Python
-                    if path.suffix in _NOT_SHIPPED or "__pycache__" in path.parts:
-                        continue
-                    if path.is_file():
-                        z.write(path, str(Path("icewright") / path.relative_to(root)))
-            launcher = folder / "icewright_job.py"
-            launcher.write_text(_LAUNCHER)
-            _SHIPPED.update(zip=str(archive), launcher=str(launcher))
-        return _SHIPPED["zip"], _SHIPPED["launcher"]
 
 
 # --- the runner -------------------------------------------------------------------------------
@@ -214,6 +183,62 @@ class SparkSubmitRunner:
             "properties": dict(properties or {}),
         }
         return self._table_job(metadata, io, spec, job_key, mark)
+
+    def merge(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        source: Source,
+        spec: MergeSpec,
+        *,
+        branch: str = "main",
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.merge <icewright.runners.base.Runner.merge>` (runs attached)."""
+        text, options = _source_text(source)
+        job = {
+            "kind": "merge",
+            "source": text,
+            "source-options": options,
+            "merge": spec.to_json(),
+            "branch": branch,
+            "properties": dict(properties or {}),
+        }
+        return self._row_job(metadata, io, job)
+
+    def delete_rows(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        condition: Expression,
+        mode: WriteMode,
+        properties: Mapping[str, str] | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.delete_rows <icewright.runners.base.Runner.delete_rows>`
+        (runs attached)."""
+        from icewright.spark import job_spec as js
+
+        types_ = js.partition_types(metadata)
+        job = {
+            "kind": "delete-rows",
+            "tasks": [js.scan_task_to_json(t, types_) for t in tasks],
+            "partition-types": js.partition_types_to_json(types_),
+            "condition": js.expression_to_json(condition),
+            "mode": mode,
+            "properties": dict(properties or {}),
+        }
+        return self._row_job(metadata, io, job)
+
+    def _row_job(self, metadata: TableMetadata, io: FileIO, job: dict[str, Any]) -> RowChanges:
+        from icewright.spark import job_spec as js
+        from icewright.spark.merge import row_changes_from_json
+
+        staging = self.job_store(metadata, io).staging
+        spec = {**job, "metadata": metadata.to_dict(), "io": js.io_to_json(io)}
+        doc = self._run(spec, io, staging, None, keep_result=False)
+        return row_changes_from_json(doc["result"], metadata.schema())
 
     def unreachable_files(
         self,
@@ -350,7 +375,7 @@ class SparkSubmitRunner:
                     [s.binary(), "--master", s.master, "--kill", driver],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    env=self._env(None),
+                    env=submit_environment(self.settings, None),
                     timeout=120,
                     check=False,
                 )
@@ -436,8 +461,7 @@ class SparkSubmitRunner:
             json.dumps({"format": JOB_FORMAT, "version": 1, **spec, "result": result}).encode(),
         )
         log_path = local_log_path(result)
-        zip_path, launcher = _shipment()
-        command = self._command(spec_path, zip_path, launcher)
+        command = spark_submit_command(self.settings, spec_path)
         with self._lock:
             if self._cancelled:
                 raise IcewrightError("the Spark job was cancelled before it started")
@@ -449,7 +473,7 @@ class SparkSubmitRunner:
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
-                    env=self._env(io),
+                    env=submit_environment(self.settings, io),
                     start_new_session=True,  # outlives the caller; killable as a group
                     close_fds=True,
                 )
@@ -543,7 +567,7 @@ class SparkSubmitRunner:
         if doc is None:
             raise IcewrightError(
                 f"the Spark job died: spark-submit exited with code {code} and left no "
-                f"result document at {result} ({_last_error(tail)}); its log is shown with "
+                f"result document at {result} ({last_error(tail)}); its log is shown with "
                 "--debug (the runner's log)"
             )
         if not ok:
@@ -551,9 +575,8 @@ class SparkSubmitRunner:
         return doc
 
     def _submit(self, spec_path: str, io: FileIO) -> tuple[int, list[str]]:
-        zip_path, launcher = _shipment()
-        command = self._command(spec_path, zip_path, launcher)
-        env = self._env(io)
+        command = spark_submit_command(self.settings, spec_path)
+        env = submit_environment(self.settings, io)
         tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         with self._lock:
             if self._cancelled:
@@ -601,73 +624,6 @@ class SparkSubmitRunner:
                 m = _APP_ID.search(line)
                 if m:
                     self.application_id = m.group(1)
-
-    def _command(self, spec_path: str, zip_path: str, launcher: str) -> list[str]:
-        from icewright.spark.session import DEFAULT_CONF, JOB_SQL_CONF, quiet_java_options
-
-        s = self.settings
-        conf: dict[str, str] = {
-            "spark.sql.session.timeZone": "UTC",
-            "spark.ui.showConsoleProgress": "false",
-            "spark.sql.timeType.enabled": DEFAULT_CONF["spark.sql.timeType.enabled"],
-            **JOB_SQL_CONF,
-        }
-        python = s.driver_python()
-        if python:
-            conf["spark.pyspark.python"] = python
-            conf["spark.pyspark.driver.python"] = python
-        if s.namespace:
-            conf["spark.kubernetes.namespace"] = s.namespace
-        conf.update(s.conf)
-        if s.deploy_mode == "client":  # a cluster-mode driver cannot see this host's file
-            options = quiet_java_options(conf.get("spark.driver.extraJavaOptions"))
-            if options:
-                conf["spark.driver.extraJavaOptions"] = options
-        command = [s.binary(), "--master", s.master, "--deploy-mode", s.deploy_mode]
-        command += ["--name", s.name]
-        if s.queue:
-            command += ["--queue", s.queue]
-        for key, value in conf.items():
-            command += ["--conf", f"{key}={value}"]
-        if s.packages:
-            command += ["--packages", ",".join(s.packages)]
-        py_files = [*s.py_files, *([] if s.icewright_installed else [zip_path])]
-        if py_files:
-            command += ["--py-files", ",".join(py_files)]
-        if s.driver_memory:
-            command += ["--driver-memory", s.driver_memory]
-        if s.executor_memory:
-            command += ["--executor-memory", s.executor_memory]
-        if s.num_executors is not None:
-            command += ["--num-executors", str(s.num_executors)]
-        return [*command, launcher, spec_path]
-
-    def _env(self, io: FileIO | None) -> dict[str, str]:
-
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("PYSPARK_GATEWAY_", "SPARK_CONNECT_"))
-        }
-        python = self.settings.driver_python()
-        if python:
-            env["PYSPARK_PYTHON"] = python
-            env["PYSPARK_DRIVER_PYTHON"] = python
-        if io is not None and io.properties:
-            env[IO_PROPERTIES_ENV] = json.dumps(dict(io.properties))
-        env.update(self.settings.env)
-        return env
-
-
-_ERROR_LINE = re.compile(r"\b(ERROR|Error|Exception|FATAL|Killed|error:)\b")
-
-
-def _last_error(tail: Sequence[str]) -> str:
-    """The last line of a job's log that reports an error (else its last line), short."""
-    lines = [line.strip() for line in tail if line.strip()]
-    chosen = next((x for x in reversed(lines) if _ERROR_LINE.search(x)), None)
-    chosen = chosen or (lines[-1] if lines else "no output")
-    return f"last error line: {chosen[:300]}" if chosen != "no output" else "no output"
 
 
 def _default_staging(metadata: TableMetadata) -> str:

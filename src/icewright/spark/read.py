@@ -100,14 +100,19 @@ def read_table(
     return read_plan(spark, (scan.metadata, scan.io), scan.plan())
 
 
-def read_plan(spark: SparkSession, table: Source, plan: ScanPlan) -> DataFrame:
+def read_plan(
+    spark: SparkSession, table: Source, plan: ScanPlan, *, row_ids: bool = False
+) -> DataFrame:
     """Read the tasks of an already planned scan of ``table`` (see :func:`read_table`).
 
     The plan's projected schema gives the columns; its filter (or, when all tasks agree, their
-    residual) is applied to the rows, after the tasks' delete files.
+    residual) is applied to the rows, after the tasks' delete files. With ``row_ids`` each
+    row also carries where it is stored: the normalized path of its data file
+    (:data:`~icewright.spark.deletes.FILE_COLUMN`) and its 0-based position there
+    (:data:`~icewright.spark.deletes.POS_COLUMN`), what a position delete names.
     """
     metadata, io = _source(table)
-    return _Reader(spark, metadata, io, plan).frame()
+    return _Reader(spark, metadata, io, plan, row_ids=row_ids).frame()
 
 
 def read_columns(spark: SparkSession, table: Source) -> DataFrame:

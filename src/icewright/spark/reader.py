@@ -126,9 +126,16 @@ class _Reader:
     """One read of a planned scan."""
 
     def __init__(
-        self, spark: SparkSession, metadata: TableMetadata, io: FileIO, plan: ScanPlan
+        self,
+        spark: SparkSession,
+        metadata: TableMetadata,
+        io: FileIO,
+        plan: ScanPlan,
+        *,
+        row_ids: bool = False,
     ) -> None:
         self.spark = spark
+        self.row_ids = row_ids
         self.metadata = metadata
         self.io = io
         self.plan = plan
@@ -161,7 +168,7 @@ class _Reader:
         self._ensure_confs(internal)
         groups = self._groups([t.file_path for t in self.tasks], internal, allow_names=True)
         defaults = self._defaults(internal)
-        need_pos = has_position_deletes(self.tasks)
+        need_pos = self.row_ids or has_position_deletes(self.tasks)
         need_file = need_pos or has_deletes(self.tasks) or any(not d[3] for d in defaults)
         df = self._read(
             groups, internal, file_column=FILE_COLUMN if need_file else None, pos=need_pos
@@ -185,6 +192,7 @@ class _Reader:
                 lambda i: _column_at(internal, i, "equality delete column"),
             )
         have = {f.field_id: f for f in internal.fields}
+        ids = [F.col(FILE_COLUMN), F.col(POS_COLUMN)] if self.row_ids else []
         return df.select(
             *(
                 _conform(
@@ -193,7 +201,8 @@ class _Reader:
                     w.field_type,
                 ).alias(w.name, metadata=o.metadata)
                 for w, o in zip(projection.fields, output, strict=True)
-            )
+            ),
+            *ids,
         )
 
     def _residual(self) -> Expression:

@@ -203,7 +203,7 @@ def write_files(
             for f in files
         )
     except BaseException as e:  # interrupted too: nothing references the files yet
-        _delete_job_dir(io, job_dir)
+        delete_job_dir(io, job_dir)
         if isinstance(e, IcewrightError) or not isinstance(e, Exception):
             raise
         message = _marked_message(e)
@@ -217,7 +217,7 @@ def write_files(
             source_format=path_source.format if path_source else None,
             suffix="; its files were deleted",
         ) from e
-    _delete_strays(io, job_dir, {f.path for f in files})
+    delete_strays(io, job_dir, {f.path for f in files})
     return WriteResult(
         data_files=data_files,
         added_columns=alignment.added,
@@ -309,7 +309,7 @@ def _marked_message(e: BaseException) -> str | None:
     return text[at + len(INVALID_VALUE_MARKER) :].splitlines()[0].strip()
 
 
-def _delete_job_dir(io: FileIO, job_dir: str) -> None:
+def delete_job_dir(io: FileIO, job_dir: str) -> None:
     """Delete every file of a failed job (no metadata references them)."""
     try:
         failures = io.delete_many(info.path for info in io.list_prefix(job_dir))
@@ -324,7 +324,7 @@ def _delete_job_dir(io: FileIO, job_dir: str) -> None:
         shutil.rmtree(local_path(job_dir), ignore_errors=True)
 
 
-def _delete_strays(io: FileIO, job_dir: str, keep: set[str]) -> None:
+def delete_strays(io: FileIO, job_dir: str, keep: set[str]) -> None:
     """Delete files of failed or speculative task attempts that the job did not return."""
     try:
         strays = [info.path for info in io.list_prefix(job_dir) if info.path not in keep]

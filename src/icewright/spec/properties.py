@@ -85,6 +85,8 @@ def _spec(name: str, parse: Callable[[str], Any], default: Any, expects: str) ->
 _NON_NEGATIVE = "a whole number >= 0"
 _POSITIVE = "a whole number >= 1"
 _BOOL = "true or false"
+_WRITE_MODES = ("copy-on-write", "merge-on-read")
+_WRITE_MODE = "copy-on-write or merge-on-read"
 _ISOLATION = "serializable or snapshot"
 _CODECS = ("zstd", "gzip", "snappy", "lz4", "brotli", "uncompressed", "none")
 
@@ -113,6 +115,9 @@ PROPERTIES: Mapping[str, PropertySpec] = {
             "write.update.isolation-level", _choice("serializable", "snapshot"), None, _ISOLATION
         ),
         _spec("write.merge.isolation-level", _choice("serializable", "snapshot"), None, _ISOLATION),
+        _spec("write.delete.mode", _choice(*_WRITE_MODES), "copy-on-write", _WRITE_MODE),
+        _spec("write.update.mode", _choice(*_WRITE_MODES), "copy-on-write", _WRITE_MODE),
+        _spec("write.merge.mode", _choice(*_WRITE_MODES), "copy-on-write", _WRITE_MODE),
         _spec("write.metadata.previous-versions-max", _int(1), 100, _POSITIVE),
         _spec("write.metadata.delete-after-commit.enabled", _bool, False, _BOOL),
         _spec("write.metadata.compression-codec", _choice("none", "gzip"), "none", "none or gzip"),

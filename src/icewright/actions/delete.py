@@ -1,0 +1,89 @@
+"""The ``delete`` verb: remove the rows matching a SQL predicate, in one commit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
+from icewright.actions.append import already_committed, find_key
+from icewright.actions.arguments import check_branch, check_commit_key, check_where_columns
+from icewright.actions.merge import commit_row_changes, row_result, write_mode
+from icewright.actions.replace import plan_copy_on_write
+from icewright.actions.results import ActionResult, RowChangeResult
+from icewright.commit.in_flight import in_flight
+from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.expressions import Expression
+    from icewright.runners.base import Runner
+    from icewright.spark.merge import WriteMode
+
+__all__ = ["delete"]
+
+
+def delete(
+    table: TableLike,
+    where: Expression | str,
+    *,
+    catalog: CatalogLike = None,
+    mode: WriteMode | None = None,
+    branch: str = "main",
+    commit_key: str | None = None,
+    runner: Runner | None = None,
+) -> RowChangeResult:
+    """Delete the rows of ``table`` for which ``where`` is true, in one snapshot.
+
+    ``where`` means what Spark SQL means (a row where it is NULL stays). Data files
+    whose rows all match (by partition or column metrics) are dropped from metadata
+    alone, with no Spark job; the rows of files where only some match are removed as
+    ``mode`` says (default: the table's ``write.delete.mode``, else copy-on-write):
+    position delete files (``merge-on-read``) or the files rewritten without them
+    (``copy-on-write``). Validated from the snapshot read at the table's
+    ``write.delete.isolation-level``, ``where`` as the conflict filter. Nothing
+    matching commits nothing.
+    """
+    if where is None:
+        raise ValidationError("delete needs where (a SQL predicate); to empty a table, use replace")
+    check_branch(branch)
+    check_commit_key(commit_key)
+    timer = Timer()
+    current = load(table, catalog)
+    check_where_columns(where, current.metadata.schema())
+    chosen = write_mode(current, "delete", mode)
+    if commit_key is not None:
+        found = find_key(current.metadata, branch, commit_key)
+        if found is not None:
+            return row_result(already_committed(current, found, timer), chosen, None)
+    start = current.metadata.snapshot_for_ref(branch)
+    with timer.phase("plan"):
+        condition, full, partial = plan_copy_on_write(current, where, branch)
+    from icewright.spark.merge import RowChanges
+
+    with in_flight(current.io, current.metadata.location, "delete"):
+        if partial:
+            with timer.phase("write"):
+                jobs = runner_or_default(runner)
+                written = jobs.delete_rows(
+                    current.metadata, current.io, partial, condition=condition, mode=chosen
+                )
+        else:
+            written = RowChanges((), (), (), (), condition)
+        changes = RowChanges(
+            data_files=written.data_files,
+            delete_files=written.delete_files,
+            removed_files=(*full, *written.removed_files),
+            referenced_files=written.referenced_files,
+            conflict_filter=condition,
+            deleted=written.deleted + sum(f.record_count for f in full),
+            files_read=written.files_read,
+        )
+        with timer.phase("commit"):
+            result = commit_row_changes(
+                current,
+                changes,
+                start_snapshot_id=None if start is None else start.snapshot_id,
+                command="delete",
+                branch=branch,
+                commit_key=commit_key,
+            )
+    return row_result(ActionResult.from_commit(result, timer.done()), chosen, changes)

@@ -124,7 +124,13 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's argument parser (every verb and option)."""
-    from icewright.cli import inspect_verbs, maintenance_verbs, view_verbs, write_verbs
+    from icewright.cli import (
+        inspect_verbs,
+        maintenance_verbs,
+        row_verbs,
+        view_verbs,
+        write_verbs,
+    )
 
     parser = argparse.ArgumentParser(
         prog="icewright",
@@ -136,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     write_verbs.register(sub, common)
+    row_verbs.register(sub, common)
     maintenance_verbs.register(sub, common)
     view_verbs.register(sub, common)
     inspect_verbs.register(sub, common)

@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from icewright.catalog import Table
     from icewright.cli.context import Context
 
-__all__ = ["register", "show_action"]
+__all__ = [
+    "headline",
+    "load_table",
+    "register",
+    "show_action",
+    "source_options",
+    "source_text",
+    "working",
+]
 
 FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -69,7 +77,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "'sql:SELECT ...' or 'pkg.module:function'.",
     )
     p.add_argument("table", metavar="TABLE")
-    _source_options(p)
+    source_options(p)
     p.add_argument("--commit-key", metavar="K", help="exactly-once key: a repeat is a no-op")
     p.add_argument(
         "--allow-schema-evolution",
@@ -86,7 +94,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "(copy-on-write), or the partitions the new rows fall in (--dynamic-partitions).",
     )
     p.add_argument("table", metavar="TABLE")
-    _source_options(p)
+    source_options(p)
     how = p.add_mutually_exclusive_group()
     how.add_argument(
         "--where", metavar="PREDICATE", help="replace the rows that match: " + WHERE_HELP
@@ -118,7 +126,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run_rewrite)
 
 
-def _source_options(p: argparse.ArgumentParser) -> None:
+def source_options(p: argparse.ArgumentParser) -> None:
+    """``--source`` and ``--format``."""
     p.add_argument("--source", required=True, metavar="SOURCE")
     p.add_argument("--format", choices=FORMATS, help="the format of a SOURCE path")
 
@@ -184,7 +193,7 @@ def run_append(ctx: Context, args: argparse.Namespace) -> int:
 
     source = source_text(args)
     table = load_table(ctx, args.table)
-    with _working(ctx, "append"):
+    with working(ctx, "append"):
         result = append(
             table,
             source,
@@ -192,7 +201,7 @@ def run_append(ctx: Context, args: argparse.Namespace) -> int:
             commit_key=args.commit_key,
             runner=ctx.runner,
         )
-    return show_action(ctx, result, _headline(result, "appended to"))
+    return show_action(ctx, result, headline(result, "appended to"))
 
 
 def run_replace(ctx: Context, args: argparse.Namespace) -> int:
@@ -203,7 +212,7 @@ def run_replace(ctx: Context, args: argparse.Namespace) -> int:
     source = source_text(args)
     table = load_table(ctx, args.table)
     where = sql_filter(args.where) if args.where is not None else None
-    with _working(ctx, "replace"):
+    with working(ctx, "replace"):
         result = replace(
             table,
             source,
@@ -212,7 +221,7 @@ def run_replace(ctx: Context, args: argparse.Namespace) -> int:
             commit_key=args.commit_key,
             runner=ctx.runner,
         )
-    return show_action(ctx, result, _headline(result, "replaced rows of"))
+    return show_action(ctx, result, headline(result, "replaced rows of"))
 
 
 def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
@@ -222,7 +231,7 @@ def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
 
     table = load_table(ctx, args.table)
     where = sql_filter(args.where) if args.where is not None else None
-    with _working(ctx, "rewrite"):
+    with working(ctx, "rewrite"):
         result = rewrite(
             table,
             where=where,
@@ -234,18 +243,19 @@ def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
             distributed=args.distributed,
         )
     if not result.committed and result.groups_rewritten == 0:
-        headline = f"nothing to rewrite in {result.table}"
+        first = f"nothing to rewrite in {result.table}"
     else:
-        headline = _headline(result, "rewrote files of")
+        first = headline(result, "rewrote files of")
     extra: list[tuple[str, Any]] = [("groups rewritten", result.groups_rewritten)]
     extra += [
         (f"failed group {g.partition}", f"{g.file_count} files: {g.error}")
         for g in result.failed_groups
     ]
-    return show_action(ctx, result, headline, extra)
+    return show_action(ctx, result, first, extra)
 
 
-def _headline(result: ActionResult, verb: str) -> str:
+def headline(result: ActionResult, verb: str) -> str:
+    """The first line of a write verb's output."""
     if result.committed:
         return f"{verb} {result.table}: snapshot {result.snapshot_id}"
     return (
@@ -254,7 +264,7 @@ def _headline(result: ActionResult, verb: str) -> str:
     )
 
 
-class _working:  # noqa: N801 - used as a context manager, like contextlib's
+class working:  # noqa: N801 - used as a context manager, like contextlib's
     """Progress while an action runs: Spark stages for the local runner, else a spinner."""
 
     def __init__(self, ctx: Context, label: str) -> None:

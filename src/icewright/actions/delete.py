@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
-from icewright.actions.append import already_committed, find_key
+from icewright.actions.append import already_committed, find_key, keyed
 from icewright.actions.arguments import check_branch, check_commit_key, check_where_columns
 from icewright.actions.merge import commit_row_changes, row_result, write_mode
 from icewright.actions.replace import plan_copy_on_write
 from icewright.actions.results import ActionResult, RowChangeResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
+from icewright.runners.store import forget_job, job_key
 
 if TYPE_CHECKING:
     from icewright.expressions import Expression
@@ -59,12 +60,18 @@ def delete(
         condition, full, partial = plan_copy_on_write(current, where, branch)
     from icewright.spark.merge import RowChanges
 
+    jobs = runner_or_default(runner)
+    key = job_key(commit_key, "delete")
     with in_flight(current.io, current.metadata.location, "delete"):
         if partial:
             with timer.phase("write"):
-                jobs = runner_or_default(runner)
                 written = jobs.delete_rows(
-                    current.metadata, current.io, partial, condition=condition, mode=chosen
+                    current.metadata,
+                    current.io,
+                    partial,
+                    condition=condition,
+                    mode=chosen,
+                    **keyed(key),
                 )
         else:
             written = RowChanges((), (), (), (), condition)
@@ -85,5 +92,6 @@ def delete(
                 command="delete",
                 branch=branch,
                 commit_key=commit_key,
+                forget=lambda: forget_job(jobs, current.metadata, current.io, key),
             )
     return row_result(ActionResult.from_commit(result, timer.done()), chosen, changes)

@@ -3,15 +3,22 @@ deletes of a change feed), in one commit, written merge-on-read or copy-on-write
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
 from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
-from icewright.actions.append import already_committed, commit_written, delete_paths, find_key
+from icewright.actions.append import (
+    already_committed,
+    commit_written,
+    delete_paths,
+    find_key,
+    keyed,
+)
 from icewright.actions.arguments import check_branch, check_commit_key, check_source_argument
 from icewright.actions.results import ActionResult, RowChangeResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
+from icewright.runners.store import forget_job, job_key
 
 if TYPE_CHECKING:
     from icewright.catalog import Table
@@ -114,9 +121,12 @@ def merge(
     )
     jobs = runner_or_default(runner)
     start = current.metadata.snapshot_for_ref(branch)
+    key = job_key(commit_key, "merge")
     with in_flight(current.io, current.metadata.location, "merge"):
         with timer.phase("write"):
-            changes = jobs.merge(current.metadata, current.io, source, spec, branch=branch)
+            changes = jobs.merge(
+                current.metadata, current.io, source, spec, branch=branch, **keyed(key)
+            )
         with timer.phase("commit"):
             result = commit_row_changes(
                 current,
@@ -125,6 +135,7 @@ def merge(
                 command="merge",
                 branch=branch,
                 commit_key=commit_key,
+                forget=lambda: forget_job(jobs, current.metadata, current.io, key),
             )
     return row_result(ActionResult.from_commit(result, timer.done()), chosen, changes)
 
@@ -137,12 +148,14 @@ def commit_row_changes(
     command: Literal["merge", "delete", "update"],
     branch: str = "main",
     commit_key: str | None = None,
+    forget: Callable[[], None] | None = None,
 ) -> CommitResult:
     """Commit what a row-level job wrote: a row delta for position deletes, else an
     overwrite, validated from ``start_snapshot_id`` at the table's
     ``write.<command>.isolation-level`` with the job's conflict filter (Iceberg Java's
     rules for Spark's merge-on-read and copy-on-write commits). Nothing to commit (no
-    row changed) commits nothing; the job's files are deleted when the commit fails."""
+    row changed) commits nothing; the job's files are deleted when the commit fails, and
+    ``forget`` (the job's stored result) is called once the outcome is known."""
     from icewright.commit import OverwriteFiles
     from icewright.commit.overwrite import IsolationLevel, isolation_level_for
     from icewright.commit.row_delta import RowDelta
@@ -151,6 +164,8 @@ def commit_row_changes(
     written = [*changes.data_files, *changes.delete_files]
     if changes.changes_nothing and not changes.removed_files:
         delete_paths(table.io, [f.file_path for f in written])
+        if forget is not None:
+            forget()
         snapshot = table.metadata.snapshot_for_ref(branch)
         return CommitResult.for_snapshot(table, snapshot, committed=False)
 
@@ -182,7 +197,7 @@ def commit_row_changes(
         op.isolation_level(level)
         return op.commit()
 
-    return commit_written(table.io, written, commit)
+    return commit_written(table.io, written, commit, forget=forget)
 
 
 def write_mode(

@@ -79,10 +79,12 @@ class Runner(Protocol):
         *,
         branch: str = "main",
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
         """Merge ``source`` into the table at ``branch`` as ``spec`` says
         (:func:`icewright.spark.merge.merge_rows`): new data and delete files, unchanged
-        catalog."""
+        catalog (``job_key`` as for :meth:`write`; a result is reused only for the same
+        snapshot of ``branch``)."""
         ...
 
     def delete_rows(
@@ -94,9 +96,11 @@ class Runner(Protocol):
         condition: Expression,
         mode: WriteMode,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
         """Delete the rows of ``tasks`` matching ``condition`` (bound, two-valued), as
-        position deletes or rewritten files (:func:`icewright.spark.merge.delete_rows`)."""
+        position deletes or rewritten files (:func:`icewright.spark.merge.delete_rows`;
+        ``job_key`` as for :meth:`write`)."""
         ...
 
     def source_schema(self, source: Source) -> Schema:

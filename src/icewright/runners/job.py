@@ -185,7 +185,7 @@ def _row_changes(runner: LocalRunner, kind: str, spec: Mapping[str, Any]) -> dic
             mode=spec["mode"],
             properties=properties,
         )
-    return row_changes_to_json(changes, metadata)
+    return row_changes_to_json(changes, js.partition_types(metadata))
 
 
 def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 
 from icewright.errors import IcewrightError, ValidationError
 from icewright.runners.base import Runner, TableResolver
-from icewright.runners.store import JobStore, fingerprint, run_keyed
+from icewright.runners.store import (
+    JobStore,
+    fingerprint,
+    row_change_fingerprint,
+    row_change_results,
+    run_keyed,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -149,14 +155,26 @@ class LocalRunner:
         *,
         branch: str = "main",
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
         """See :meth:`Runner.merge`."""
+        from icewright.spark.job_spec import partition_types
         from icewright.spark.merge import merge_rows
 
-        with self._job_group("merge"):
-            return merge_rows(
-                self.spark, metadata, io, source, spec, branch=branch, properties=properties
-            )
+        def run() -> RowChanges:
+            with self._job_group("merge"):
+                return merge_rows(
+                    self.spark, metadata, io, source, spec, branch=branch, properties=properties
+                )
+
+        mark = row_change_fingerprint(
+            metadata, "merge", branch, source=source, spec=spec, properties=properties
+        )
+        if job_key is None:
+            return run()
+        codec = row_change_results(metadata.schema())
+        store = self.job_store(metadata, io)
+        return run_keyed(store, job_key, mark, run, partition_types(metadata), codec=codec)
 
     def delete_rows(
         self,
@@ -167,20 +185,38 @@ class LocalRunner:
         condition: Expression,
         mode: WriteMode,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
         """See :meth:`Runner.delete_rows`."""
+        from icewright.spark.job_spec import partition_types
         from icewright.spark.merge import delete_rows
 
-        with self._job_group("delete"):
-            return delete_rows(
-                self.spark,
-                metadata,
-                io,
-                tasks,
-                condition=condition,
-                mode=mode,
-                properties=properties,
-            )
+        def run() -> RowChanges:
+            with self._job_group("delete"):
+                return delete_rows(
+                    self.spark,
+                    metadata,
+                    io,
+                    tasks,
+                    condition=condition,
+                    mode=mode,
+                    properties=properties,
+                )
+
+        mark = row_change_fingerprint(
+            metadata,
+            "delete-rows",
+            None,
+            tasks=tasks,
+            keep=condition,
+            mode=mode,
+            properties=properties,
+        )
+        if job_key is None:
+            return run()
+        codec = row_change_results(metadata.schema())
+        store = self.job_store(metadata, io)
+        return run_keyed(store, job_key, mark, run, partition_types(metadata), codec=codec)
 
     def unreachable_files(
         self,

@@ -32,7 +32,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from icewright.errors import IcewrightError
 from icewright.runners.base import Runner
@@ -41,19 +42,25 @@ if TYPE_CHECKING:
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
     from icewright.scan.tasks import FileScanTask
+    from icewright.spark.merge import MergeSpec, RowChanges
     from icewright.spark.write import WriteResult
+    from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
     from icewright.spec.types import StructType
 
 __all__ = [
     "JOBS_DIR",
     "PENDING_FORMAT",
+    "WRITE_RESULTS",
     "JobStore",
     "JobSubmitted",
+    "ResultCodec",
     "default_staging",
     "fingerprint",
     "forget_job",
     "job_key",
+    "row_change_fingerprint",
+    "row_change_results",
     "run_keyed",
 ]
 
@@ -64,6 +71,61 @@ PENDING_FORMAT = "icewright-job-pending"
 """The ``format`` of a pending document (a detached job that has not ended)."""
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultCodec(Generic[R]):
+    """How one kind of job result (a write's :class:`~icewright.spark.write.WriteResult`,
+    a row-level change's :class:`~icewright.spark.merge.RowChanges`) is kept in its
+    result document: ``encode(result, partition types)`` and ``decode(json)``, the files
+    it names (all must still exist for it to be reused) and a phrase for the log."""
+
+    kind: str
+    encode: Callable[[R, Mapping[int, StructType]], dict[str, Any]]
+    decode: Callable[[Any], R]
+    files: Callable[[R], Sequence[str]]
+    describe: Callable[[R], str]
+
+
+def _write_encode(result: WriteResult, types: Mapping[int, StructType]) -> dict[str, Any]:
+    from icewright.spark.job_spec import write_result_to_json
+
+    return write_result_to_json(result, types)
+
+
+def _write_decode(obj: Any) -> WriteResult:
+    from icewright.spark.job_spec import write_result_from_json
+
+    return write_result_from_json(obj)
+
+
+WRITE_RESULTS: ResultCodec[WriteResult] = ResultCodec(
+    "write",
+    _write_encode,
+    _write_decode,
+    lambda r: [f.file_path for f in r.data_files],
+    lambda r: f"{len(r.data_files)} data files, {r.record_count} records",
+)
+"""The codec of write and rewrite jobs (the default everywhere)."""
+
+
+def row_change_results(schema: Schema) -> ResultCodec[RowChanges]:
+    """The codec of merge and row-level delete jobs on a table of ``schema`` (its
+    current one: a bound conflict filter refers to it)."""
+    from icewright.spark.merge import row_changes_from_json, row_changes_to_json
+
+    return ResultCodec(
+        "row-changes",
+        row_changes_to_json,
+        lambda obj: row_changes_from_json(obj, schema),
+        lambda r: [f.file_path for f in (*r.data_files, *r.delete_files)],
+        lambda r: (
+            f"{len(r.data_files)} data files, {len(r.delete_files)} delete files; "
+            f"{r.inserted} rows inserted, {r.updated} updated, {r.deleted} deleted"
+        ),
+    )
 
 
 class JobSubmitted(IcewrightError):
@@ -143,8 +205,11 @@ def fingerprint(
     keep: Expression | None = None,
     allow_schema_evolution: bool = False,
     properties: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> str:
-    """What a stored result was computed from; a result is reused only for the same."""
+    """What a stored result was computed from; a result is reused only for the same.
+    ``extra`` is JSON-able input of a particular job kind (a merge's spec, and the
+    snapshot a row-level job read: its result holds for that snapshot only)."""
     # text and SqlSource / PathSource / CallableSource by value; a DataFrame by its kind
     text = source if isinstance(source, str) else type(source).__name__
     if hasattr(source, "__dataclass_fields__"):
@@ -161,7 +226,34 @@ def fingerprint(
         "evolve": allow_schema_evolution,
         "properties": dict(sorted((properties or {}).items())),
     }
+    if extra:
+        doc["extra"] = dict(extra)
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def row_change_fingerprint(
+    metadata: TableMetadata,
+    kind: str,
+    branch: str | None,
+    *,
+    source: object = None,
+    spec: MergeSpec | None = None,
+    tasks: Sequence[FileScanTask] = (),
+    keep: Expression | None = None,
+    mode: str | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> str:
+    """:func:`fingerprint` of a merge or row-level delete job: also its spec, its mode
+    and the snapshot it read (of ``branch``; the tasks name the files of a delete)."""
+    snapshot = None if branch is None else metadata.snapshot_for_ref(branch)
+    extra = {
+        "merge": None if spec is None else spec.to_json(),
+        "mode": mode,
+        "snapshot-id": None if snapshot is None else snapshot.snapshot_id,
+    }
+    return fingerprint(
+        metadata, kind, source=source, tasks=tasks, keep=keep, properties=properties, extra=extra
+    )
 
 
 class JobStore:
@@ -253,10 +345,14 @@ class JobStore:
             return None
         return doc if isinstance(doc, dict) else None
 
-    def load(self, key: str, fingerprint: str | None = None) -> WriteResult | None:
-        """The stored result of ``key`` if it can be reused (see the module docstring)."""
-        from icewright.spark.job_spec import write_result_from_json
-
+    def load(
+        self,
+        key: str,
+        fingerprint: str | None = None,
+        codec: ResultCodec[Any] = WRITE_RESULTS,
+    ) -> Any:
+        """The stored result of ``key`` (decoded by ``codec``: a ``WriteResult`` by
+        default) if it can be reused (see the module docstring), else None."""
         doc = self.read(key)
         if doc is None:
             return None
@@ -274,11 +370,11 @@ class JobStore:
             )
             return None
         try:
-            result = write_result_from_json(doc.get("result"))
+            result = codec.decode(doc.get("result"))
         except IcewrightError as e:
             self._log(f"ignoring the malformed job result {path}: {e}")
             return None
-        gone = [f.file_path for f in result.data_files if not self.io.exists(f.file_path)]
+        gone = [f for f in codec.files(result) if not self.io.exists(f)]
         if gone:
             self._log(
                 f"not reusing the job result {path} of key {key!r}: {len(gone)} of its data "
@@ -286,8 +382,8 @@ class JobStore:
             )
             return None
         self._log(
-            f"reusing the finished job result {path} of key {key!r} ({len(result.data_files)} "
-            f"data files, {result.record_count} records): Spark does not run again"
+            f"reusing the finished job result {path} of key {key!r} "
+            f"({codec.describe(result)}): Spark does not run again"
         )
         if self.io.exists(self.pending_path(key)):
             self.clear_pending(key)  # the detached job is collected
@@ -315,16 +411,17 @@ class JobStore:
         self,
         key: str,
         fingerprint: str | None,
-        result: WriteResult,
+        result: Any,
         types: Mapping[int, StructType],
+        codec: ResultCodec[Any] = WRITE_RESULTS,
     ) -> None:
         """Store ``result`` as the result of ``key`` (replacing any earlier one);
         ``types`` are the partition types by spec id of the table."""
-        from icewright.spark.job_spec import ok_document, write_result_to_json
+        from icewright.spark.job_spec import ok_document
 
         doc = ok_document(
-            "write",
-            write_result_to_json(result, types),
+            codec.kind,
+            codec.encode(result, types),
             job_key=self.full_key(key),
             fingerprint=fingerprint,
         )
@@ -339,18 +436,22 @@ def run_keyed(
     store: JobStore,
     key: str | None,
     fingerprint: str | None,
-    run: Callable[[], WriteResult],
+    run: Callable[[], R],
     types: Mapping[int, StructType],
-) -> WriteResult:
+    *,
+    codec: ResultCodec[R] | None = None,
+) -> R:
     """``run()``, or with ``key`` the reusable stored result; a new result is stored
-    (``types``: the table's partition types by spec id)."""
+    (``types``: the table's partition types by spec id; ``codec``: how the result is
+    kept, a write's by default)."""
     if key is None:
         return run()
-    found = store.load(key, fingerprint)
+    chosen: ResultCodec[Any] = WRITE_RESULTS if codec is None else codec
+    found = store.load(key, fingerprint, chosen)
     if found is not None:
-        return found
+        return found  # type: ignore[no-any-return]
     result = run()
-    store.save(key, fingerprint, result, types)
+    store.save(key, fingerprint, result, types, chosen)
     return result
 
 

@@ -38,7 +38,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from icewright.errors import IcewrightError, ValidationError
 from icewright.runners.base import TableResolver
@@ -52,7 +52,16 @@ from icewright.runners.detached import (
 )
 from icewright.runners.job import JOB_FORMAT
 from icewright.runners.settings import SparkSubmitSettings
-from icewright.runners.store import JobStore, JobSubmitted, default_staging, fingerprint
+from icewright.runners.store import (
+    WRITE_RESULTS,
+    JobStore,
+    JobSubmitted,
+    ResultCodec,
+    default_staging,
+    fingerprint,
+    row_change_fingerprint,
+    row_change_results,
+)
 from icewright.runners.submit_command import last_error, spark_submit_command, submit_environment
 
 if TYPE_CHECKING:
@@ -70,6 +79,8 @@ if TYPE_CHECKING:
     from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["SparkSubmitRunner", "submit_runner"]
+
+R = TypeVar("R")
 
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
 _APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
@@ -193,9 +204,13 @@ class SparkSubmitRunner:
         *,
         branch: str = "main",
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
-        """See :meth:`Runner.merge <icewright.runners.base.Runner.merge>` (runs attached)."""
+        """See :meth:`Runner.merge <icewright.runners.base.Runner.merge>`."""
         text, options = _source_text(source)
+        mark = row_change_fingerprint(
+            metadata, "merge", branch, source=text, spec=spec, properties=properties
+        )
         job = {
             "kind": "merge",
             "source": text,
@@ -204,7 +219,8 @@ class SparkSubmitRunner:
             "branch": branch,
             "properties": dict(properties or {}),
         }
-        return self._row_job(metadata, io, job)
+        codec = row_change_results(metadata.schema())
+        return self._table_job(metadata, io, job, job_key, mark, codec=codec)
 
     def delete_rows(
         self,
@@ -215,12 +231,21 @@ class SparkSubmitRunner:
         condition: Expression,
         mode: WriteMode,
         properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
     ) -> RowChanges:
-        """See :meth:`Runner.delete_rows <icewright.runners.base.Runner.delete_rows>`
-        (runs attached)."""
+        """See :meth:`Runner.delete_rows <icewright.runners.base.Runner.delete_rows>`."""
         from icewright.spark import job_spec as js
 
         types_ = js.partition_types(metadata)
+        mark = row_change_fingerprint(
+            metadata,
+            "delete-rows",
+            None,
+            tasks=tasks,
+            keep=condition,
+            properties=properties,
+            mode=mode,
+        )
         job = {
             "kind": "delete-rows",
             "tasks": [js.scan_task_to_json(t, types_) for t in tasks],
@@ -229,16 +254,8 @@ class SparkSubmitRunner:
             "mode": mode,
             "properties": dict(properties or {}),
         }
-        return self._row_job(metadata, io, job)
-
-    def _row_job(self, metadata: TableMetadata, io: FileIO, job: dict[str, Any]) -> RowChanges:
-        from icewright.spark import job_spec as js
-        from icewright.spark.merge import row_changes_from_json
-
-        staging = self.job_store(metadata, io).staging
-        spec = {**job, "metadata": metadata.to_dict(), "io": js.io_to_json(io)}
-        doc = self._run(spec, io, staging, None, keep_result=False)
-        return row_changes_from_json(doc["result"], metadata.schema())
+        codec = row_change_results(metadata.schema())
+        return self._table_job(metadata, io, job, job_key, mark, codec=codec)
 
     def unreachable_files(
         self,
@@ -396,14 +413,17 @@ class SparkSubmitRunner:
         spec: dict[str, Any],
         key: str | None,
         mark: str,
-    ) -> WriteResult:
+        *,
+        codec: ResultCodec[R] | None = None,
+    ) -> R:
         from icewright.spark import job_spec as js
 
+        chosen: ResultCodec[Any] = WRITE_RESULTS if codec is None else codec
         store = self.job_store(metadata, io)
         if key is not None:
-            found = store.load(key, mark)
+            found = store.load(key, mark, chosen)
             if found is not None:
-                return found
+                return found  # type: ignore[no-any-return]
         if key is not None and self.settings.detach:
             spec = {
                 **spec,
@@ -412,7 +432,7 @@ class SparkSubmitRunner:
                 "job-key": store.full_key(key),
                 "fingerprint": mark,
             }
-            return self._detached(store, key, spec, mark)
+            return self._detached(store, key, spec, mark, chosen)  # type: ignore[no-any-return]
         if self.settings.detach:
             self._log("a job without a key cannot be collected later: it runs attached")
         staging = store.staging
@@ -425,9 +445,16 @@ class SparkSubmitRunner:
             "fingerprint": mark,
         }
         doc = self._run(spec, io, staging, result, keep_result=key is not None)
-        return js.write_result_from_json(doc["result"])
+        return chosen.decode(doc["result"])  # type: ignore[no-any-return]
 
-    def _detached(self, store: JobStore, key: str, spec: dict[str, Any], mark: str) -> WriteResult:
+    def _detached(
+        self,
+        store: JobStore,
+        key: str,
+        spec: dict[str, Any],
+        mark: str,
+        codec: ResultCodec[Any],
+    ) -> Any:
         """Raise ``JobSubmitted`` for the job of ``key``: the one running now, or a new
         detached submission (see the module docstring); the result of a job that ended
         just now is returned."""
@@ -440,7 +467,7 @@ class SparkSubmitRunner:
                 )
                 raise self._signal(store, key, pending, "is still running")
             # It ended: collect a result it may have written since the first look.
-            found = store.load(key, mark)
+            found = store.load(key, mark, codec)
             if found is not None:
                 return found
             self._log(

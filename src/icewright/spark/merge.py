@@ -61,6 +61,7 @@ from icewright.spec.types import (
     IntegerType,
     LongType,
     StringType,
+    StructType,
 )
 
 __all__ = [
@@ -575,11 +576,11 @@ def _quote(name: str) -> str:
 # --- the JSON form (a spark-submit job's result document) --------------------------------
 
 
-def row_changes_to_json(changes: RowChanges, metadata: TableMetadata) -> dict[str, Any]:
-    """``changes`` as JSON, self-contained (it carries the partition types it needs)."""
+def row_changes_to_json(changes: RowChanges, types: Mapping[int, StructType]) -> dict[str, Any]:
+    """``changes`` as JSON, self-contained: it carries ``types``, the table's partition
+    types by spec id (:func:`icewright.spark.job_spec.partition_types`)."""
     from icewright.spark import job_spec as js
 
-    types = js.partition_types(metadata)
     return {
         "data-files": [js.data_file_to_json(f, types) for f in changes.data_files],
         "delete-files": [js.data_file_to_json(f, types) for f in changes.delete_files],

@@ -71,9 +71,8 @@ def test_merge_prints_the_row_counts(people: Path, capsys: pytest.CaptureFixture
 
 
 def test_delete_where_both_modes(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, doc, err = _run(
-        capsys, people, "delete", "db.people", "--where", "id IN (1, 3, 5) OR name IS NULL", "--json"
-    )
+    where = "id IN (1, 3, 5) OR name IS NULL"
+    code, doc, err = _run(capsys, people, "delete", "db.people", "--where", where, "--json")
     assert code == 0, err
     assert doc["rows_deleted"] == 3 and doc["operation"] == "overwrite"
     assert _rows(people, "db.people") == [(0, "0"), (2, "2"), (4, "4")]

@@ -52,6 +52,7 @@ from icewright.dagster.maintenance import (
     iceberg_maintenance_schedule,
 )
 from icewright.dagster.resource import IcebergResource, SparkConfig
+from icewright.dagster.row_assets import iceberg_delete_asset, iceberg_merge_asset
 from icewright.dagster.sensors import iceberg_snapshot_sensor
 
 __all__ = [
@@ -62,9 +63,11 @@ __all__ = [
     "SparkConfig",
     "commit_key_for",
     "iceberg_append_asset",
+    "iceberg_delete_asset",
     "iceberg_expire_asset",
     "iceberg_maintenance_job",
     "iceberg_maintenance_schedule",
+    "iceberg_merge_asset",
     "iceberg_remove_orphans_asset",
     "iceberg_replace_asset",
     "iceberg_rewrite_asset",

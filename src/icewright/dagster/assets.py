@@ -95,7 +95,9 @@ def table_asset_key(table: str) -> dg.AssetKey:
     return dg.AssetKey([*ident.namespace, ident.name])
 
 
-def _key(key: dg.AssetKey | str | Sequence[str] | None, default: dg.AssetKey) -> dg.AssetKey:
+def asset_key_of(
+    key: dg.AssetKey | str | Sequence[str] | None, default: dg.AssetKey
+) -> dg.AssetKey:
     if key is None:
         return default
     if isinstance(key, dg.AssetKey):
@@ -105,7 +107,7 @@ def _key(key: dg.AssetKey | str | Sequence[str] | None, default: dg.AssetKey) ->
     return dg.AssetKey(list(key))
 
 
-class _Step:
+class AssetStep:
     """The parts one asset step uses: resource, catalog, runner, commit key."""
 
     def __init__(
@@ -152,7 +154,7 @@ class _Step:
         )
 
 
-def _asset(
+def make_asset(
     *,
     key: dg.AssetKey,
     fn: Callable[[dg.AssetExecutionContext], Any],
@@ -215,15 +217,15 @@ def iceberg_table_asset(
     def ensure(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import ensure_table
 
-        step = _Step(context, resource_key)
+        step = AssetStep(context, resource_key)
         result = step.run(lambda: ensure_table(table, catalog=step.catalog, **declared.as_kwargs()))
         if result.changes or result.created:
             what = "created" if result.created else "evolved: " + ", ".join(result.changes)
             context.log.info(f"{result.table}: {what}")
         return step.materialized(result, table, None)
 
-    return _asset(
-        key=_key(key, table_asset_key(table)),
+    return make_asset(
+        key=asset_key_of(key, table_asset_key(table)),
         fn=ensure,
         resource_key=resource_key,
         description=f"The Iceberg table {table} (schema, partitioning and properties ensured).",
@@ -355,7 +357,7 @@ def _write_asset(
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
 
-        step = _Step(context, resource_key, partitions=partitions)
+        step = AssetStep(context, resource_key, partitions=partitions)
         commit_key = step.commit_key()
 
         def act() -> ActionResult:
@@ -384,8 +386,8 @@ def _write_asset(
         result = step.run(act)
         return step.materialized(result, table, on_result)
 
-    return _asset(
-        key=_key(key, table_asset_key(table)),
+    return make_asset(
+        key=asset_key_of(key, table_asset_key(table)),
         fn=write,
         resource_key=resource_key,
         description=f"The Iceberg table {table}, written by Spark ({verb} of {source}).",
@@ -398,7 +400,7 @@ def _write_asset(
 def _maintenance_asset(
     verb: str,
     table: str,
-    act: Callable[[_Step, str | None], Any],
+    act: Callable[[AssetStep, str | None], Any],
     *,
     commits_snapshot: bool,
     key: dg.AssetKey | str | Sequence[str] | None,
@@ -411,7 +413,7 @@ def _maintenance_asset(
     def maintain(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions.results import to_jsonable
 
-        step = _Step(context, resource_key)
+        step = AssetStep(context, resource_key)
         commit_key = step.commit_key() if commits_snapshot else None
         result = step.run(lambda: act(step, commit_key))
         payload = to_jsonable(result)
@@ -426,8 +428,8 @@ def _maintenance_asset(
 
     options = dict(asset_options)
     deps = [table_key, *list(options.pop("deps", None) or ())]
-    return _asset(
-        key=_key(key, dg.AssetKey([*table_key.path, verb])),
+    return make_asset(
+        key=asset_key_of(key, dg.AssetKey([*table_key.path, verb])),
         fn=maintain,
         resource_key=resource_key,
         description=description,
@@ -453,7 +455,7 @@ def iceberg_rewrite_asset(
     (:func:`icewright.actions.rewrite`; arguments as there)."""
     check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
 
-    def act(step: _Step, commit_key: str | None) -> Any:
+    def act(step: AssetStep, commit_key: str | None) -> Any:
         from icewright.actions import rewrite
 
         return rewrite(
@@ -496,7 +498,7 @@ def iceberg_expire_asset(
     there)."""
     check_expire(older_than, retain_last)
 
-    def act(step: _Step, commit_key: str | None) -> Any:
+    def act(step: AssetStep, commit_key: str | None) -> Any:
         from icewright.actions import expire
 
         return expire(
@@ -534,7 +536,7 @@ def iceberg_remove_orphans_asset(
     ``older_than`` defaults to three days ago; ``distributed`` as there)."""
     check_orphans(older_than)
 
-    def act(step: _Step, commit_key: str | None) -> Any:
+    def act(step: AssetStep, commit_key: str | None) -> Any:
         from icewright.actions import remove_orphan_files
 
         return remove_orphan_files(
@@ -580,7 +582,7 @@ def iceberg_view_asset(
     def publish(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import publish_view
 
-        step = _Step(context, resource_key)
+        step = AssetStep(context, resource_key)
         result = step.run(
             lambda: publish_view(
                 view,
@@ -604,8 +606,8 @@ def iceberg_view_asset(
             data_version=dg.DataVersion(f"{result.metadata_location}"),
         )
 
-    return _asset(
-        key=_key(key, table_asset_key(view)),
+    return make_asset(
+        key=asset_key_of(key, table_asset_key(view)),
         fn=publish,
         resource_key=resource_key,
         description=f"The Iceberg view {view}.",

@@ -214,6 +214,23 @@ class PartitionMapping:
             mapping.check(schema)
         return mapping
 
+    @classmethod
+    def for_templates(
+        cls, partitions_def: dg.PartitionsDefinition[str] | None
+    ) -> PartitionMapping | None:
+        """A mapping that cuts no column: its scopes name a run's partitions (commit key,
+        source placeholders) for an asset that selects no rows by them (a merge, a
+        delete). None when not partitioned."""
+        if partitions_def is None:
+            return None
+        if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+            dims = tuple(
+                Dimension(d.name, "", d.partitions_def) for d in partitions_def.partitions_defs
+            )
+        else:
+            dims = (Dimension(None, "", partitions_def),)
+        return cls(partitions_def, dims)
+
     def check(self, schema: Schema) -> None:
         """Each column exists in ``schema`` with a type its dimension's keys fit (the keys
         of a dynamic definition are checked per run)."""

@@ -6,6 +6,8 @@ operator                               action
 :class:`IcebergCreateTableOperator`    :func:`icewright.actions.create`
 :class:`IcebergAppendOperator`         :func:`icewright.actions.append`
 :class:`IcebergReplaceOperator`        :func:`icewright.actions.replace`
+:class:`IcebergMergeOperator`          :func:`icewright.actions.merge`
+:class:`IcebergDeleteOperator`         :func:`icewright.actions.delete`
 :class:`IcebergRewriteDataFilesOperator`  :func:`icewright.actions.rewrite`
 :class:`IcebergExpireSnapshotsOperator`   :func:`icewright.actions.expire`
 :class:`IcebergRemoveOrphanFilesOperator` :func:`icewright.actions.remove_orphan_files`
@@ -31,6 +33,7 @@ from icewright.operators.maintenance import (
     IcebergRemoveOrphanFilesOperator,
     IcebergRewriteDataFilesOperator,
 )
+from icewright.operators.rows import IcebergDeleteOperator, IcebergMergeOperator
 from icewright.operators.tables import (
     IcebergAppendOperator,
     IcebergCreateTableOperator,
@@ -46,7 +49,9 @@ __all__ = [
     "IcebergAppendOperator",
     "IcebergBaseOperator",
     "IcebergCreateTableOperator",
+    "IcebergDeleteOperator",
     "IcebergExpireSnapshotsOperator",
+    "IcebergMergeOperator",
     "IcebergPublishViewOperator",
     "IcebergRemoveOrphanFilesOperator",
     "IcebergReplaceOperator",

@@ -40,6 +40,19 @@ ORDERS_SOURCE = (
 """A day's (or a range's) generated order events; ``{start}`` and the dates are filled
 per partition run."""
 
+SCORES = "sales.customer_scores"
+"""A score per customer, merged from a daily change feed (updates and deletes by key)."""
+SCORES_SCHEMA = "customer_id long not null, score int, updated_on date"
+# A partition day's feed: 600 changes of 500 customers (100 captured twice: the later
+# seq wins), about ten of them deletes.
+SCORES_FEED = (
+    "sql:SELECT CAST(id % 500 AS BIGINT) AS customer_id, "
+    "CAST((id * 31 + dayofyear(DATE '{start_date}')) % 100 AS INT) AS score, "
+    "DATE '{start_date}' AS updated_on, "
+    "IF(id % 50 = dayofyear(DATE '{start_date}') % 50, 'D', 'U') AS op, id AS seq "
+    "FROM range(600)"
+)
+
 REVENUE = "sales.orders_by_day"
 REVENUE_SCHEMA = "day date not null, region string, orders long not null, revenue decimal(22,2)"
 

@@ -9,7 +9,10 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
 3. ``airflow dags test icewright_nightly_orders <date>``: create the table, append two
    batches of generated order events (200,000 rows over several days), replace one day
    with corrected rows, compact, expire. Every commit is icewright's own.
-4. ``airflow dags test icewright_orders_views <date>``: publish two views over it.
+4. ``airflow dags test icewright_orders_views <date>``: publish two views over it;
+   ``airflow dags test icewright_customers_cdc <date>``: merge a day's customer change
+   feed (updates, inserts, deletes) into ``sales.customers`` merge-on-read, then delete
+   the closed customers.
 5. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
    tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
    next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
@@ -84,7 +87,11 @@ def main() -> int:
     watcher = Watcher()
     watcher.start()
     try:
-        for dag_id in ("icewright_nightly_orders", "icewright_orders_views"):
+        for dag_id in (
+            "icewright_nightly_orders",
+            "icewright_orders_views",
+            "icewright_customers_cdc",
+        ):
             steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
         steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))
         events = watcher.settle(head_of(TABLE), quiet_seconds=8.0)
@@ -271,6 +278,13 @@ def summarize(
         )
     views = catalog.list_views("sales")
     print(f"  views: {', '.join(str(v) for v in views) or 'none'}")
+    customers = plan_files(catalog.load_table("sales.customers"))
+    deletes = {d.file_path for t in customers for d in t.delete_files}
+    print(
+        f"sales.customers (change feed merged, merge-on-read): "
+        f"{sum(t.data_file.record_count for t in customers):,} rows written in "
+        f"{len(customers)} data files, {len(deletes)} position delete files"
+    )
     print()
     print("Downstream event trigger:")
     if not events:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
-from icewright.actions.arguments import check_source, check_where
+from icewright.actions.arguments import check_declaration, check_source, check_where
 from icewright.actions.merge import parse_assignments, parse_columns
 from icewright.dagster.assets import (
     DEFAULT_RESOURCE_KEY,
@@ -32,6 +32,8 @@ from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions.results import RowChangeResult
+    from icewright.commit.table_ops import OrderLike, SpecLike
+    from icewright.spec.schema import Schema
 
 __all__ = ["iceberg_delete_asset", "iceberg_merge_asset"]
 
@@ -51,6 +53,10 @@ def iceberg_merge_asset(
     mode: str | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     branch: str = "main",
+    schema: Schema | Mapping[str, Any] | str | None = None,
+    partition_by: SpecLike | str = None,
+    sort_by: OrderLike | str = None,
+    properties: Mapping[str, str] | None = None,
     key: dg.AssetKey | str | Sequence[str] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     on_result: OnResult | None = None,
@@ -60,9 +66,12 @@ def iceberg_merge_asset(
     snapshot per run (:func:`icewright.actions.merge`: updates, inserts, and deletes
     where ``delete_when`` holds; ``dedupe_by`` for a change feed that repeats keys).
     With ``partitions_def`` a run merges the source its partition names (placeholders
-    such as ``{partition_key}`` or ``{start}`` in ``source``). The step's result metadata
+    such as ``{partition_key}`` or ``{start}`` in ``source``). ``schema`` (with
+    ``partition_by``, ``sort_by``, ``properties``, e.g. ``write.merge.mode``) declares the
+    table, which is then created or evolved before the merge. The step's result metadata
     adds the rows inserted, updated and deleted."""
     keys = parse_columns(on, "on")
+    declared = check_declaration(schema, partition_by, sort_by, properties)
     if update_set is not None:
         parse_assignments(update_set)
     if mode not in _MODES:
@@ -78,6 +87,10 @@ def iceberg_merge_asset(
         commit_key = step.commit_key()
 
         def act() -> RowChangeResult:
+            if declared is not None:
+                from icewright.actions import ensure_table
+
+                ensure_table(table, catalog=step.catalog, **declared.as_kwargs())
             return merge(
                 table,
                 str(fill_template(source, values)),
@@ -103,7 +116,7 @@ def iceberg_merge_asset(
         resource_key=resource_key,
         description=f"The Iceberg table {table}, merged from {source} by {', '.join(keys)}.",
         partitions_def=partitions_def,
-        table_metadata=definition_metadata(table, None),
+        table_metadata=definition_metadata(table, None if declared is None else declared.schema),
         **asset_options,
     )
 

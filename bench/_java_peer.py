@@ -15,6 +15,7 @@ Operations:
   location (``StaticTableOperations``); loading is not timed.
 - ``procedure`` {sql}: the seconds a Spark SQL statement (an Iceberg procedure) takes,
   and its result rows as strings.
+- ``memory`` {}: the JVM's peak resident memory so far (Linux ``VmHWM``), ``jvm_mb``.
 """
 
 from __future__ import annotations
@@ -80,6 +81,14 @@ def procedure(spark: Any, req: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - start, "rows": [[str(v) for v in r] for r in rows]}
 
 
+def memory(spark: Any, req: dict[str, Any]) -> dict[str, Any]:
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return {"jvm_mb": int(line.split()[1]) / 1024}
+    return {"jvm_mb": None}
+
+
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as handle:
         batch = json.load(handle)
@@ -88,7 +97,7 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     spark = iceberg_java.start_session(batch["jar"], workdir)
     startup = time.perf_counter() - started
-    ops = {"plan": plan, "procedure": procedure}
+    ops = {"plan": plan, "procedure": procedure, "memory": memory}
     results = [ops[req["op"]](spark, req) for req in batch["requests"]]
     json.dump({"startup_seconds": startup, "results": results}, iceberg_java._RESULT_OUT)
     iceberg_java._RESULT_OUT.flush()

@@ -20,10 +20,11 @@ The feed's repeated keys are deduplicated for Java by a window in the source que
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyiceberg.table import StaticTable
 from pyspark.sql import SparkSession
@@ -158,7 +159,24 @@ def _steps(case: Case, change: bool) -> list[dict[str, Any]]:
     return steps
 
 
+TALLY: Counter[str] = Counter()
+"""What the examples covered (printed with ``-s`` by the last test of the module)."""
+
+
+REPEATED = Case(
+    target=[(1, "a", 1.0), (2, "b", None), (None, "a", 0.0)],
+    feed=[(1, "a", 5.0, "U", 0), (1, "b", 6.0, "U", 1), (None, "a", 7.0, "I", 2)],
+    mode="merge-on-read",
+    partitioned=True,
+    evolved=False,
+    pre_delete=None,
+    variant="upsert",
+)
+"""A key repeated in the feed that matches a row: Java and icewright both refuse it."""
+
+
 @settings(max_examples=4, derandomize=True, database=None)
+@example(batch=[REPEATED, dataclasses.replace(REPEATED, variant="dedupe")])
 @given(batch=st.lists(cases(), min_size=4, max_size=4))
 def test_merge_and_delete_agree_with_iceberg_java(
     spark: SparkSession,
@@ -201,6 +219,7 @@ def test_merge_and_delete_agree_with_iceberg_java(
         before = fs.load_table(name).metadata_location
         error = java_tables[i].error
         if error is not None:
+            TALLY["both refused (repeated keys)"] += 1
             assert "CARDINALITY" in str(error).upper(), (case, error)
             with pytest.raises(ValidationError, match="match the same target row"):
                 case.icewright(name, fs, runner)
@@ -209,7 +228,9 @@ def test_merge_and_delete_agree_with_iceberg_java(
         result = case.icewright(name, fs, runner)
         if case.mode == "merge-on-read" and result.rows_updated + result.rows_deleted:
             assert result.delete_files_added + result.files_removed > 0, case
+            TALLY["position deletes written"] += result.delete_files_added > 0
         compared.append((i, fs.load_table(name).metadata_location))
+        TALLY[f"{case.mode} {case.variant}"] += 1
     with iceberg_java.batch() as java:
         scans = [
             (java.scan(warehouse=warehouse, table=f"db.java{i}"), java.scan(location))
@@ -225,3 +246,17 @@ def test_merge_and_delete_agree_with_iceberg_java(
         assert duck == want, case
         ours = read_table(spark, fs.load_table(f"db.ice{i}")).collect()
         assert sorted_rows([tuple(r) for r in ours]) == want, case
+
+
+def test_the_examples_covered_every_variant_and_mode() -> None:
+    """Runs after the property: the examples it ran reached every variant in both modes
+    somewhere, wrote position deletes, and met a repeated-key refusal."""
+    print("\nmerge/delete cases against Iceberg Java:", dict(sorted(TALLY.items())))
+    variants = {
+        k.split(" ", 1)[1] for k in TALLY if k.startswith(("copy-on-write", "merge-on-read"))
+    }
+    assert len(variants) >= 4, TALLY
+    assert any(k.startswith("merge-on-read") for k in TALLY), TALLY
+    assert any(k.startswith("copy-on-write") for k in TALLY), TALLY
+    assert TALLY["position deletes written"] > 0, TALLY
+    assert TALLY["both refused (repeated keys)"] > 0, TALLY

@@ -51,8 +51,9 @@ def test_cdc_dag_merges_two_days_and_deletes_the_closed(
     catalog = SqlCatalog("icewright", f"sqlite:///{home}/catalog.db", str(home / "warehouse"))
     table = catalog.load_table(feed.TABLE)
     operations = [str(s.operation) for s in table.metadata.snapshots]
-    # per day: the merge (row delta with deletes), the delete of the closed (deletes only)
-    assert operations == ["overwrite", "delete", "overwrite", "delete"], operations
+    # per day: the merge (into the empty table: inserts only, an append; then a row delta
+    # with deletes), the delete of the closed customers (deletes only)
+    assert operations == ["append", "delete", "overwrite", "delete"], operations
     rows = _rows(home)
     assert rows == _model()
     delete_files = [d for t in _tasks(catalog) for d in t.delete_files]

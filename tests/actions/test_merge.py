@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from icewright.actions import LocalRunner, append, create, merge
+from icewright.actions import LocalRunner, append, create, merge, rewrite
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import FileContent
@@ -90,7 +90,17 @@ def test_merge_updates_inserts_and_deletes_in_one_snapshot(
     if mode == "merge-on-read":
         assert result.operation == "overwrite" and result.delete_files_added == 2
         assert len(deletes) == 2
-        assert all(d.content is FileContent.POSITION_DELETES for t in live for d in t.delete_files)
+        # one delete file per data file, naming it (as Java's default granularity)
+        for t in live:
+            for d in t.delete_files:
+                assert d.content is FileContent.POSITION_DELETES
+                assert d.referenced_data_file == t.file_path
+        # a compaction applies them and drops them with the rewritten files
+        rewritten = rewrite(table, catalog=catalog, min_input_files=1, runner=LocalRunner(spark))
+        assert rewritten.summary["removed-position-delete-files"] == "2"
+        after = plan_files(catalog.load_table(table))
+        assert not [d for t in after for d in t.delete_files]
+        assert len(rows(pyiceberg_catalog, table)) == 6
     else:
         assert result.delete_files_added == 0 and not deletes
         assert result.files_removed == 2  # both files held a changed row

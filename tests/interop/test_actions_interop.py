@@ -579,6 +579,10 @@ def test_icewright_acts_on_the_java_table(world: World) -> None:
     assert rw.operation == "replace" and rw.groups_rewritten == 1
     assert (rw.files_removed, rw.records_removed) == (5, 6)
     assert (rw.files_added, rw.records_added) == (1, 5)
+    # Java's position delete file names only J1's file (write.delete.granularity=file): it
+    # goes with the rewritten file instead of staying live, dangling
+    assert rw.summary["removed-position-delete-files"] == "1"
+    assert rw.summary["total-delete-files"] == "0"
     assert world.jt_expire.expired_snapshot_ids
     # icewright committed the next Hadoop versions beside Java's: append, rewrite, expire
     assert version(world.jt_final) == version(written["metadata_location"]) + 3

@@ -8,7 +8,7 @@ from icewright.actions._common import CatalogLike, TableLike, Timer, load, runne
 from icewright.actions.append import already_committed, find_key, keyed
 from icewright.actions.arguments import check_branch, check_commit_key, check_where_columns
 from icewright.actions.merge import commit_row_changes, row_result, write_mode
-from icewright.actions.replace import plan_copy_on_write
+from icewright.actions.replace import plan_row_filter
 from icewright.actions.results import ActionResult, RowChangeResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
@@ -57,7 +57,8 @@ def delete(
             return row_result(already_committed(current, found, timer), chosen, None)
     start = current.metadata.snapshot_for_ref(branch)
     with timer.phase("plan"):
-        condition, full, partial = plan_copy_on_write(current, where, branch)
+        condition, full, partial = plan_row_filter(current, where, branch)
+    from icewright.scan import file_scoped_deletes
     from icewright.spark.merge import RowChanges
 
     jobs = runner_or_default(runner)
@@ -75,13 +76,15 @@ def delete(
                 )
         else:
             written = RowChanges((), (), (), (), condition)
+        gone = {t.file_path for t in full}
         changes = RowChanges(
             data_files=written.data_files,
             delete_files=written.delete_files,
-            removed_files=(*full, *written.removed_files),
+            removed_files=(*(t.data_file for t in full), *written.removed_files),
             referenced_files=written.referenced_files,
             conflict_filter=condition,
-            deleted=written.deleted + sum(f.record_count for f in full),
+            removed_deletes=(*file_scoped_deletes(full, gone), *written.removed_deletes),
+            deleted=written.deleted + sum(t.data_file.record_count for t in full),
             files_read=written.files_read,
         )
         with timer.phase("commit"):

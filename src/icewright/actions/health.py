@@ -3,8 +3,10 @@
 Orchestrators turn these figures into checks (Dagster asset checks, an Airflow task's
 assertions): how old the newest snapshot is, how many snapshots the history holds
 (a reason to expire), which share of the live data files is small (a reason to
-rewrite), whether the schema is the declared one, and how the row count moved between
-the last two snapshots. One metadata read and one scan plan of the current snapshot.
+rewrite), how many delete files readers must apply per data file (a reason to rewrite a
+table written merge-on-read), whether the schema is the declared one, and how the row
+count moved between the last two snapshots. One metadata read and one scan plan of the
+current snapshot.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class TableHealth:
 
     ``snapshot_age_seconds`` is None for a table without snapshots; ``previous_records``
     is None when the current snapshot has no parent in the metadata. ``small_file_share``
-    is 0.0 for a table without data files.
+    is 0.0 for a table without data files. ``delete_files`` counts the distinct live
+    delete files (position and equality) that apply to some live data file.
     """
 
     table: str
@@ -44,6 +47,7 @@ class TableHealth:
     data_files: int
     small_files: int
     small_file_bytes: int
+    delete_files: int = 0
     total_records: int | None
     previous_records: int | None
     schema: Schema
@@ -52,6 +56,11 @@ class TableHealth:
     def small_file_share(self) -> float:
         """Small files as a share of the live data files."""
         return self.small_files / self.data_files if self.data_files else 0.0
+
+    @property
+    def delete_file_ratio(self) -> float:
+        """Live delete files per live data file (0.0 without data files)."""
+        return self.delete_files / self.data_files if self.data_files else 0.0
 
     @property
     def record_change(self) -> float | None:
@@ -76,11 +85,13 @@ def table_health(
     metadata = current.metadata
     head = metadata.snapshot_for_ref(branch)
     files = small = 0
+    deletes: set[str] = set()
     if head is not None:
         for task in TableScan.of(current, ref=branch).iter_tasks():
             files += 1
             if task.data_file.file_size_in_bytes < small_file_bytes:
                 small += 1
+            deletes.update(d.file_path for d in task.delete_files)
     parent = (
         None
         if head is None or head.parent_snapshot_id is None
@@ -95,6 +106,7 @@ def table_health(
         data_files=files,
         small_files=small,
         small_file_bytes=small_file_bytes,
+        delete_files=len(deletes),
         total_records=_total_records(head),
         previous_records=_total_records(parent),
         schema=metadata.schema(),

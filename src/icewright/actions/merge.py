@@ -162,7 +162,7 @@ def commit_row_changes(
     from icewright.commit.update import CommitResult
 
     written = [*changes.data_files, *changes.delete_files]
-    if changes.changes_nothing and not changes.removed_files:
+    if changes.changes_nothing and not (changes.removed_files or changes.removed_deletes):
         delete_paths(table.io, [f.file_path for f in written])
         if forget is not None:
             forget()
@@ -180,6 +180,8 @@ def commit_row_changes(
                 delta.add_deletes(d)
             for f in changes.removed_files:
                 delta.remove_rows(f)
+            for d in changes.removed_deletes:
+                delta.remove_deletes(d)
             delta.validate_from_snapshot(start_snapshot_id)
             delta.conflict_detection_filter(changes.conflict_filter)
             delta.validate_data_files_exist(changes.referenced_files)
@@ -191,6 +193,8 @@ def commit_row_changes(
         op = OverwriteFiles(table, branch=branch, commit_key=commit_key)
         for f in changes.removed_files:
             op.delete_file(f)
+        for d in changes.removed_deletes:
+            op.delete_delete_file(d)
         op.add_files(changes.data_files)
         op.validate_from_snapshot(start_snapshot_id)
         op.conflict_detection_filter(changes.conflict_filter)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from icewright.scan.tasks import FileScanTask
     from icewright.spark.write import Source
 
-__all__ = ["check_rows_match", "plan_copy_on_write", "replace"]
+__all__ = ["check_rows_match", "plan_copy_on_write", "plan_row_filter", "replace"]
 
 
 def replace(
@@ -189,7 +189,17 @@ def plan_copy_on_write(
     table: Table, where: Expression | str, branch: str = "main"
 ) -> tuple[Expression, list[DataFile], list[FileScanTask]]:
     """The parsed ``where``, the data files all of whose rows match it, and the scan
-    tasks of the files where only some rows may match (to rewrite).
+    tasks of the files where only some rows may match (to rewrite); see
+    :func:`plan_row_filter`."""
+    condition, full, partial = plan_row_filter(table, where, branch)
+    return condition, [t.data_file for t in full], partial
+
+
+def plan_row_filter(
+    table: Table, where: Expression | str, branch: str = "main"
+) -> tuple[Expression, list[FileScanTask], list[FileScanTask]]:
+    """The parsed ``where`` (bound), the scan tasks of the data files all of whose rows
+    match it, and those of the files where only some rows may match.
 
     A file matches fully when its partition alone proves every row matches (its residual
     is always-true) or when its column metrics do (strict metrics evaluation).
@@ -203,14 +213,14 @@ def plan_copy_on_write(
     # two-valued form, NaN handling of SQL's x > v included (expressions.sql)
     condition = bind(condition, scan.schema())
     strict = StrictMetricsEvaluator(scan.schema(), condition)
-    full: list[DataFile] = []
+    full: list[FileScanTask] = []
     partial: list[FileScanTask] = []
     if scan.snapshot() is None:
         return condition, full, partial
     # streamed: only the matching files are kept, not the whole plan (1M-file tables)
     for task in scan.iter_tasks():
         if task.residual is ALWAYS_TRUE or strict.eval(task.data_file):
-            full.append(task.data_file)
+            full.append(task)
         else:
             partial.append(task)
     return condition, full, partial

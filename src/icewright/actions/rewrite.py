@@ -8,7 +8,10 @@ one file and more than a target file's worth of data, or a file too large, or fi
 older spec. Each group is read with its delete files applied and written anew in the
 current schema, spec and sort order (a global range sort with ``sort=True``); the new
 files take the data sequence number of the snapshot read (``use_starting_sequence_number``,
-as Java's default), so deletes committed meanwhile still apply to them.
+as Java's default), so deletes committed meanwhile still apply to them. Position delete
+files scoped to one rewritten data file (``referenced_data_file``, or equal ``file_path``
+bounds: what Iceberg Java and icewright write) are removed in the same commit; deletes
+that may name other files stay.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from icewright.commit.reachability import ancestors_of
 from icewright.commit.summary import CHANGED_PARTITION_COUNT, COMMIT_KEY
 from icewright.errors import CommitStateUnknown, IcewrightError, ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
+from icewright.scan import file_scoped_deletes
 from icewright.scan.compaction import CompactionRules
 
 if TYPE_CHECKING:
@@ -175,6 +179,10 @@ def rewrite(
                 forget()
                 raise
             removed = [t.data_file for g in batch for t in g.tasks]
+            # position delete files scoped to a rewritten file go with it (they name rows
+            # of a file that is no longer live); the rewritten rows have them applied
+            batch_tasks = [t for g in batch for t in g.tasks]
+            removed += file_scoped_deletes(batch_tasks, {f.file_path for f in removed})
             key = commit_key
             if commit_key is not None and partial_progress_max_commits is not None:
                 key = f"{commit_key}:{group_digest(batch)}"

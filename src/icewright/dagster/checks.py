@@ -4,6 +4,8 @@
 * ``iceberg_freshness``: the newest snapshot is younger than ``max_age_seconds``;
 * ``iceberg_small_files``: at most ``max_small_file_share`` of the live data files are
   smaller than ``small_file_bytes`` (else: run a rewrite);
+* ``iceberg_delete_files``: at most ``max_delete_file_ratio`` live delete files per live
+  data file (a table written merge-on-read; else: run a rewrite, which applies them);
 * ``iceberg_snapshot_count``: the history holds at most ``max_snapshots`` snapshots
   (else: expire);
 * ``iceberg_schema``: the table's schema has the declared columns with their types and
@@ -46,6 +48,7 @@ def iceberg_table_checks(
     max_snapshots: int | None = None,
     schema: Schema | Mapping[str, Any] | str | None = None,
     max_row_change: float | None = None,
+    max_delete_file_ratio: float | None = None,
     severities: Mapping[str, dg.AssetCheckSeverity] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     blocking: bool = False,
@@ -61,6 +64,7 @@ def iceberg_table_checks(
         small_file_bytes=small_file_bytes,
         max_snapshots=max_snapshots,
         max_row_change=max_row_change,
+        max_delete_file_ratio=max_delete_file_ratio,
         schema=schema,
     )
     key = asset_key or table_asset_key(table)
@@ -84,6 +88,16 @@ def iceberg_table_checks(
                 f"{small_bytes} bytes; when it fails, run a rewrite (compaction).",
                 dg.AssetCheckSeverity.WARN,
                 _small_files(max_small_file_share),
+            )
+        )
+    if max_delete_file_ratio is not None:
+        wanted.append(
+            (
+                "iceberg_delete_files",
+                f"{table} has at most {max_delete_file_ratio:g} live delete files per data "
+                "file; when it fails, run a rewrite (it applies and drops them).",
+                dg.AssetCheckSeverity.WARN,
+                _delete_files(max_delete_file_ratio),
             )
         )
     if max_snapshots is not None:
@@ -147,7 +161,8 @@ def _check_bounds(*, schema: object, **bounds: float | None) -> None:
     if schema is None and all(v is None for v in bounds.values()):
         raise ValidationError(
             "iceberg_table_checks needs at least one bound (max_age_seconds, "
-            "max_small_file_share, max_snapshots, schema or max_row_change)"
+            "max_small_file_share, max_snapshots, schema, max_row_change or "
+            "max_delete_file_ratio)"
         )
     limits = {
         "max_age_seconds": (0.0, None),
@@ -155,6 +170,7 @@ def _check_bounds(*, schema: object, **bounds: float | None) -> None:
         "small_file_bytes": (1.0, None),
         "max_snapshots": (1.0, None),
         "max_row_change": (0.0, None),
+        "max_delete_file_ratio": (0.0, None),
     }
     for name, value in bounds.items():
         if value is None:
@@ -222,6 +238,18 @@ def _small_files(max_share: float) -> Evaluate:
         if share > max_share:
             verdict += ": run a rewrite"
         return share <= max_share, meta, verdict
+
+    return evaluate
+
+
+def _delete_files(max_ratio: float) -> Evaluate:
+    def evaluate(h: TableHealth) -> tuple[bool, dict[str, Any], str]:
+        ratio = h.delete_file_ratio
+        meta = {"delete_files": h.delete_files, "data_files": h.data_files, "ratio": ratio}
+        verdict = f"{h.delete_files} delete files over {h.data_files} data files ({ratio:.2f})"
+        if ratio > max_ratio:
+            verdict += ": run a rewrite"
+        return ratio <= max_ratio, meta, verdict
 
     return evaluate
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from icewright.scan.delete_index import (
     DELETE_FILE_PATH_FIELD_ID,
     DeleteFileIndex,
+    file_scoped_deletes,
     is_deletion_vector,
     partition_key,
     referenced_data_file,
@@ -46,6 +47,7 @@ __all__ = [
     "ScanTarget",
     "Source",
     "TableScan",
+    "file_scoped_deletes",
     "is_deletion_vector",
     "partition_key",
     "plan_files",

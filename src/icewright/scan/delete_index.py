@@ -31,19 +31,23 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from icewright.errors import InvalidMetadata
 from icewright.manifest.data_file import DataFile, FileContent, FileFormat, ManifestEntry
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.types import NestedField, PrimitiveType
+
+if TYPE_CHECKING:
+    from icewright.scan.tasks import FileScanTask
 from icewright.spec.values import from_bytes
 
 __all__ = [
     "DELETE_FILE_PATH_FIELD_ID",
     "DeleteFileIndex",
+    "file_scoped_deletes",
     "is_deletion_vector",
     "partition_key",
     "referenced_data_file",
@@ -103,6 +107,22 @@ def referenced_data_file(delete_file: DataFile) -> str | None:
     if lower is not None and lower == upper:
         return _decode_path(lower)
     return None
+
+
+def file_scoped_deletes(
+    tasks: Iterable[FileScanTask], data_files: Collection[str]
+) -> list[DataFile]:
+    """The position delete files of ``tasks`` that apply to a single data file, one of
+    ``data_files`` (paths as the manifests spell them): what a commit that removes those
+    data files leaves dangling, to remove in the same commit. Delete files that may name
+    other data files (partition-scoped position deletes, equality deletes) are kept."""
+    found: dict[str, DataFile] = {}
+    for task in tasks:
+        for d in task.delete_files:
+            target = referenced_data_file(d)
+            if target is not None and target in data_files:
+                found.setdefault(d.file_path, d)
+    return list(found.values())
 
 
 def _path_in_bounds(delete_file: DataFile, path: str) -> bool:

@@ -40,6 +40,7 @@ from icewright.errors import ValidationError
 from icewright.expressions import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
+    BoundReference,
     Expression,
     and_,
     greater_than_or_equal,
@@ -47,9 +48,10 @@ from icewright.expressions import (
 )
 from icewright.io.base import FileIO
 from icewright.manifest.data_file import DataFile
+from icewright.scan.delete_index import file_scoped_deletes
 from icewright.scan.tasks import FileScanTask
 from icewright.spark.deletes import FILE_COLUMN, POS_COLUMN, normalize_path
-from icewright.spark.position_deletes import GROUP_COLUMN, PartitionGroup, write_position_deletes
+from icewright.spark.position_deletes import GROUP_COLUMN, DeleteTarget, write_position_deletes
 from icewright.spark.sources import Source, load_source, parse_source
 from icewright.spark.types import align_columns, to_spark_field
 from icewright.spark.write import write_files
@@ -84,6 +86,9 @@ _KEY = "__iw_key_{}"
 _PATH = "__iw_path"
 # key types whose bounds become a pruning filter (their Spark values compare as Iceberg's)
 _PRUNABLE = (IntegerType, LongType, StringType, DateType, DecimalType)
+# a source (or a set of changed rows) of at most this many rows is broadcast to the tasks
+# that read the table, whose rows then stream through the join instead of being shuffled
+_BROADCAST_ROWS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +151,7 @@ class RowChanges:
     removed_files: tuple[DataFile, ...]
     referenced_files: tuple[str, ...]
     conflict_filter: Expression
+    removed_deletes: tuple[DataFile, ...] = ()
     inserted: int = 0
     updated: int = 0
     deleted: int = 0
@@ -172,6 +178,10 @@ def merge_rows(
 ) -> RowChanges:
     """Run the merge of ``source`` into the table at ``branch`` of ``metadata``.
 
+    The target rows are joined to the source (broadcast when it is small, so the table's
+    rows are streamed, not shuffled): the matched rows, with what each does, are kept in
+    memory, and the source rows whose key matched nothing are the inserts.
+
     Raises :class:`ValidationError` for a source that does not fit (a missing key or
     required column, an unsafe type, an expression that does not parse) or a target row
     matched twice; nothing is left behind then.
@@ -181,37 +191,41 @@ def merge_rows(
     if isinstance(source, str):
         source = parse_source(source)
     frame = load_source(spark, source)
-    prepared = _prepare_source(frame, schema, spec)
-    prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
+    prepared = _prepare_source(frame, schema, spec).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        bounds = _key_filter(prepared, schema, spec.on)
+        rows, bounds = _key_filter(prepared, schema, spec.on)
         tasks = _candidates(metadata, io, bounds, branch)
         target = _read_target(spark, metadata, io, tasks, spec.on)
-        if spec.mode == "copy-on-write" and tasks:
-            target = target.persist(StorageLevel.MEMORY_AND_DISK)
-        joined = _joined(prepared, target, schema, spec).persist(StorageLevel.MEMORY_AND_DISK)
+        small = rows <= _BROADCAST_ROWS
+        matched = _matched(target, F.broadcast(prepared) if small else prepared, schema, spec)
+        matched = matched.persist(StorageLevel.MEMORY_AND_DISK)
+        inserts = _unmatched(prepared, matched, schema, spec, broadcast=small)
+        inserts = inserts.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             if spec.has_matched_clause:
-                _check_cardinality(joined)
-            counts = {r[_ACTION]: r["count"] for r in joined.groupBy(_ACTION).count().collect()}
-            new_rows = joined.filter(F.col(_ACTION).isin("U", "I")).select(
-                *_new_row(schema, prepared.columns, spec)
+                _check_cardinality(matched)
+            counts = {r[_ACTION]: r["count"] for r in matched.groupBy(_ACTION).count().collect()}
+            inserted = inserts.count()
+            new_rows = (
+                matched.filter(F.col(_ACTION) == "U")
+                .select(*_updated_row(schema, prepared.columns, spec))
+                .unionByName(inserts.select(*_inserted_row(schema, prepared.columns)))
             )
-            changed = joined.filter(F.col(_ACTION).isin("U", "D"))
+            changed = matched.filter(F.col(_ACTION).isin("U", "D"))
             result = _write_changes(
                 spark,
                 metadata,
                 io,
                 tasks,
-                target=target,
                 new_rows=new_rows,
                 changed=changed,
+                changed_count=counts.get("U", 0) + counts.get("D", 0),
                 mode=spec.mode,
                 properties=props,
             )
         finally:
-            joined.unpersist()
-            target.unpersist()
+            inserts.unpersist()
+            matched.unpersist()
     finally:
         prepared.unpersist()
     return RowChanges(
@@ -220,7 +234,8 @@ def merge_rows(
         removed_files=result.removed_files,
         referenced_files=result.referenced_files,
         conflict_filter=bounds,
-        inserted=counts.get("I", 0),
+        removed_deletes=result.removed_deletes,
+        inserted=inserted,
         updated=counts.get("U", 0),
         deleted=counts.get("D", 0),
         files_read=len(tasks),
@@ -290,21 +305,25 @@ def _any_null(columns: Sequence[Column]) -> Column:
     return out
 
 
-def _key_filter(frame: DataFrame, schema: Schema, on: Sequence[str]) -> Expression:
-    """A filter that every target row a source key can match passes: the keys' range."""
+def _key_filter(frame: DataFrame, schema: Schema, on: Sequence[str]) -> tuple[int, Expression]:
+    """The source's row count, and a filter that every target row a source key can match
+    passes: the keys' range."""
     names = _names(schema, on)
     keys = [F.col(_quote(n)) for n in names]
     aggregates = [a for n in names for a in (F.min(_quote(n)), F.max(_quote(n)))]
-    row = frame.filter(~_any_null(keys)).agg(F.count(F.lit(1)).alias("n"), *aggregates).first()
-    if row is None or row["n"] == 0:
-        return ALWAYS_FALSE
+    keyed = F.sum(F.when(_any_null(keys), 0).otherwise(1)).alias("n")
+    row = frame.agg(F.count(F.lit(1)).alias("rows"), keyed, *aggregates).first()
+    assert row is not None  # a global aggregate has one row
+    rows = int(row["rows"])
+    if not row["n"]:
+        return rows, ALWAYS_FALSE
     out: Expression = ALWAYS_TRUE
     for i, name in enumerate(names):
         if not isinstance(schema.find_field(name).field_type, _PRUNABLE):
             continue
-        low, high = row[1 + 2 * i], row[2 + 2 * i]
+        low, high = row[2 + 2 * i], row[3 + 2 * i]
         out = and_(out, and_(greater_than_or_equal(name, low), less_than_or_equal(name, high)))
-    return out
+    return rows, out
 
 
 def _candidates(
@@ -366,40 +385,45 @@ def _read_target(
     )
 
 
-def _joined(source: DataFrame, target: DataFrame, schema: Schema, spec: MergeSpec) -> DataFrame:
-    """Source rows joined to the target rows they match (left outer), each with the
-    action it takes: ``U`` update, ``D`` delete, ``I`` insert, ``N`` matched and left
-    alone (kept for the cardinality check); unmatched rows that insert nothing are gone."""
-    names = _names(schema, spec.on)
+def _condition(schema: Schema, on: Sequence[str]) -> Column:
+    names = _names(schema, on)
     condition = F.col(_quote(names[0])) == F.col(_KEY.format(0))
     for i, name in enumerate(names[1:], start=1):
         condition = condition & (F.col(_quote(name)) == F.col(_KEY.format(i)))
-    joined = source.join(target, condition, "left_outer")
-    matched = F.col(POS_COLUMN).isNotNull()
-    delete = (
-        F.lit(False)
-        if spec.delete_when is None
-        else F.coalesce(F.expr(spec.delete_when), F.lit(False))
-    )
-    action = (
-        F.when(matched & delete, F.lit("D"))
-        .when(matched, F.lit("U" if spec.when_matched == "update" else "N"))
-        .when(~delete, F.lit("I" if spec.when_not_matched == "insert" else None))
-    )
-    if not spec.has_matched_clause:
-        action = F.when(~matched, action)
-    return joined.withColumn(_ACTION, action).filter(F.col(_ACTION).isNotNull())
+    return condition
 
 
-def _check_cardinality(joined: DataFrame) -> None:
-    twice = (
-        joined.filter(F.col(POS_COLUMN).isNotNull())
-        .groupBy(FILE_COLUMN, POS_COLUMN)
-        .count()
-        .filter("count > 1")
-        .limit(1)
-        .collect()
-    )
+def _deletes(spec: MergeSpec) -> Column:
+    """Whether ``delete_when`` holds (NULL does not)."""
+    if spec.delete_when is None:
+        return F.lit(False)
+    return F.coalesce(F.expr(spec.delete_when), F.lit(False))
+
+
+def _matched(target: DataFrame, source: DataFrame, schema: Schema, spec: MergeSpec) -> DataFrame:
+    """Target rows joined to the source rows whose key equals theirs, each with what it
+    does: ``U`` update, ``D`` delete, ``N`` left alone (kept: its key matched)."""
+    keep = "U" if spec.when_matched == "update" else "N"
+    action = F.when(_deletes(spec), F.lit("D")).otherwise(F.lit(keep))
+    return target.join(source, _condition(schema, spec.on), "inner").withColumn(_ACTION, action)
+
+
+def _unmatched(
+    source: DataFrame, matched: DataFrame, schema: Schema, spec: MergeSpec, *, broadcast: bool
+) -> DataFrame:
+    """The source rows whose key matched no target row and that insert a row (a NULL key
+    matches nothing)."""
+    if spec.when_not_matched == "ignore":
+        return source.limit(0)
+    names = _names(schema, spec.on)
+    keys = matched.select(*(F.col(_KEY.format(i)).alias(n) for i, n in enumerate(names)))
+    keys = keys.distinct()
+    anti = source.join(F.broadcast(keys) if broadcast else keys, names, "left_anti")
+    return anti.filter(~_deletes(spec))
+
+
+def _check_cardinality(matched: DataFrame) -> None:
+    twice = matched.groupBy(FILE_COLUMN, POS_COLUMN).count().filter("count > 1").limit(1).collect()
     if twice:
         raise ValidationError(
             f"{twice[0]['count']} source rows match the same target row: a merge needs at "
@@ -408,23 +432,34 @@ def _check_cardinality(joined: DataFrame) -> None:
         )
 
 
-def _new_row(schema: Schema, source_columns: Sequence[str], spec: MergeSpec) -> list[Column]:
-    """The written row of an update (``U``) or insert (``I``), one column per field."""
+def _updated_row(schema: Schema, source_columns: Sequence[str], spec: MergeSpec) -> list[Column]:
+    """The written row of a matched row's update, one column per field: the assignment,
+    else (no ``update_set``) the source's value, else the target's."""
     present = {c.lower() for c in source_columns}
     assigned = {c.lower(): e for c, e in (spec.update_set or ())}
     columns = []
     for f in schema.fields:
-        typed = to_spark_field(f).dataType
         old = F.col(_TARGET).getField(f.name)
         if spec.update_set is not None:
             expr = assigned.get(f.name.lower())
-            updated = old if expr is None else F.expr(expr).cast(typed)
+            value = old if expr is None else F.expr(expr).cast(to_spark_field(f).dataType)
         else:
-            updated = F.col(_quote(f.name)) if f.name.lower() in present else old
-        inserted = F.col(_quote(f.name)) if f.name.lower() in present else F.lit(None).cast(typed)
-        value = F.when(F.col(_ACTION) == "U", updated).otherwise(inserted)
+            value = F.col(_quote(f.name)) if f.name.lower() in present else old
         columns.append(value.alias(f.name))
     return columns
+
+
+def _inserted_row(schema: Schema, source_columns: Sequence[str]) -> list[Column]:
+    """The written row of an insert: the source's value, NULL for a column it lacks."""
+    present = {c.lower() for c in source_columns}
+    return [
+        (
+            F.col(_quote(f.name))
+            if f.name.lower() in present
+            else F.lit(None).cast(to_spark_field(f).dataType)
+        ).alias(f.name)
+        for f in schema.fields
+    ]
 
 
 # --- delete -----------------------------------------------------------------------------
@@ -443,25 +478,23 @@ def delete_rows(
     """Delete the rows of ``tasks`` that match ``condition`` (bound to the current
     schema, two-valued: the TRUE rows of the user's SQL): position deletes for them
     (merge-on-read) or the files rewritten without them (copy-on-write)."""
+    from icewright.spark.filters import _filter_column
+
     props = {**metadata.properties, **(properties or {})}
     schema = metadata.schema()
     target = _read_target(spark, metadata, io, tasks, [])
-    if mode == "copy-on-write":
-        target = target.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        from icewright.spark.filters import _filter_column
+    rows = target.select(
+        *(F.col(_TARGET).getField(f.name).alias(f.name) for f in schema.fields),
+        F.col(FILE_COLUMN),
+        F.col(POS_COLUMN),
+    )
 
-        rows = target.select(
-            *(F.col(_TARGET).getField(f.name).alias(f.name) for f in schema.fields),
-            F.col(FILE_COLUMN),
-            F.col(POS_COLUMN),
-        )
-        matching = rows.filter(
-            _filter_column(
-                condition, lambda ref: F.col(_quote(schema.find_field(ref.field_id).name))
-            )
-        )
-        changed = matching.select(F.col(FILE_COLUMN), F.col(POS_COLUMN))
+    def column(ref: BoundReference) -> Column:
+        return F.col(_quote(schema.find_field(ref.field_id).name))
+
+    changed = rows.filter(_filter_column(condition, column)).select(FILE_COLUMN, POS_COLUMN)
+    changed = changed.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
         deleted = changed.count()
         empty = spark.createDataFrame([], T.StructType([to_spark_field(f) for f in schema.fields]))
         result = _write_changes(
@@ -469,20 +502,21 @@ def delete_rows(
             metadata,
             io,
             tasks,
-            target=target,
             new_rows=empty,
             changed=changed,
+            changed_count=deleted,
             mode=mode,
             properties=props,
         )
     finally:
-        target.unpersist()
+        changed.unpersist()
     return RowChanges(
         data_files=result.data_files,
         delete_files=result.delete_files,
         removed_files=result.removed_files,
         referenced_files=result.referenced_files,
         conflict_filter=condition,
+        removed_deletes=result.removed_deletes,
         deleted=deleted,
         files_read=len(tasks),
     )
@@ -497,6 +531,7 @@ class _Written:
     delete_files: tuple[DataFile, ...]
     removed_files: tuple[DataFile, ...]
     referenced_files: tuple[str, ...]
+    removed_deletes: tuple[DataFile, ...]
 
 
 def _write_changes(
@@ -505,14 +540,15 @@ def _write_changes(
     io: FileIO,
     tasks: Sequence[FileScanTask],
     *,
-    target: DataFrame,
     new_rows: DataFrame,
     changed: DataFrame,
+    changed_count: int,
     mode: WriteMode,
     properties: Mapping[str, str],
 ) -> _Written:
     """Write the new rows, and the removal of the ``changed`` target rows (``FILE_COLUMN``,
-    ``POS_COLUMN``): position deletes, or the rewrite of the files they are in."""
+    ``POS_COLUMN``; ``changed_count`` of them): position deletes, or the rewrite of the
+    files they are in (read again, only those)."""
     schema = metadata.schema()
     by_file = {normalize_path(t.file_path): t.data_file for t in tasks}
     touched_rows = changed.select(FILE_COLUMN).distinct().collect() if by_file else []
@@ -522,24 +558,30 @@ def _write_changes(
         raise ValidationError(f"internal error: rows of unplanned data file {unknown[0]}")
     written = new_rows
     removed: tuple[DataFile, ...] = ()
+    dangling: tuple[DataFile, ...] = ()
     deletes: tuple[DataFile, ...] = ()
     referenced: tuple[str, ...] = ()
     if touched and mode == "copy-on-write":
-        files = spark.createDataFrame([(p,) for p in touched], f"{FILE_COLUMN} string")
+        wanted = set(touched)
+        rewritten = [t for t in tasks if normalize_path(t.file_path) in wanted]
+        positions = changed.select(FILE_COLUMN, POS_COLUMN)
+        if changed_count <= _BROADCAST_ROWS:
+            positions = F.broadcast(positions)
         kept = (
-            target.join(F.broadcast(files), FILE_COLUMN, "left_semi")
-            .join(changed, [FILE_COLUMN, POS_COLUMN], "left_anti")
+            _read_target(spark, metadata, io, rewritten, [])
+            .join(positions, [FILE_COLUMN, POS_COLUMN], "left_anti")
             .select(*(F.col(_TARGET).getField(f.name).alias(f.name) for f in schema.fields))
         )
         written = kept.unionByName(new_rows)
         removed = tuple(by_file[p] for p in touched)
+        gone = {f.file_path for f in removed}
+        dangling = tuple(file_scoped_deletes(tasks, gone))
     elif touched:
-        groups: dict[PartitionGroup, int] = {}
-        pairs = []
-        for p in touched:
-            data_file = by_file[p]
-            group = PartitionGroup(data_file.spec_id, tuple(data_file.partition))
-            pairs.append((p, data_file.file_path, groups.setdefault(group, len(groups))))
+        targets = [
+            DeleteTarget(by_file[p].file_path, by_file[p].spec_id, tuple(by_file[p].partition))
+            for p in touched
+        ]
+        pairs = [(p, t.data_file, i) for i, (p, t) in enumerate(zip(touched, targets, strict=True))]
         paths = spark.createDataFrame(
             pairs, f"{FILE_COLUMN} string, {_PATH} string, {GROUP_COLUMN} int"
         )
@@ -561,12 +603,12 @@ def _write_changes(
     if touched and mode == "merge-on-read":
         try:
             deletes = write_position_deletes(
-                positions, list(groups), location=metadata.location, properties=properties, io=io
+                positions, targets, location=metadata.location, properties=properties, io=io
             )
         except BaseException:  # nothing references the new data files yet
             io.delete_many(f.file_path for f in data.data_files)
             raise
-    return _Written(data.data_files, deletes, removed, referenced)
+    return _Written(data.data_files, deletes, removed, referenced, dangling)
 
 
 def _quote(name: str) -> str:
@@ -585,6 +627,7 @@ def row_changes_to_json(changes: RowChanges, types: Mapping[int, StructType]) ->
         "data-files": [js.data_file_to_json(f, types) for f in changes.data_files],
         "delete-files": [js.data_file_to_json(f, types) for f in changes.delete_files],
         "removed-files": [js.data_file_to_json(f, types) for f in changes.removed_files],
+        "removed-deletes": [js.data_file_to_json(f, types) for f in changes.removed_deletes],
         "referenced-files": list(changes.referenced_files),
         "conflict-filter": js.expression_to_json(changes.conflict_filter),
         "partition-types": js.partition_types_to_json(types),
@@ -611,6 +654,7 @@ def row_changes_from_json(obj: Mapping[str, Any], schema: Schema) -> RowChanges:
         removed_files=files("removed-files"),
         referenced_files=tuple(obj.get("referenced-files") or ()),
         conflict_filter=js.expression_from_json(obj.get("conflict-filter", True), schema),
+        removed_deletes=files("removed-deletes"),
         inserted=int(obj.get("inserted", 0)),
         updated=int(obj.get("updated", 0)),
         deleted=int(obj.get("deleted", 0)),

@@ -5,11 +5,13 @@ A position delete file names rows of data files by the data file's path (exactly
 manifest entry spells it) and the row's 0-based position. The spec asks for rows sorted
 by ``file_path`` then ``pos``, for the reserved field ids (``file_path`` 2147483546,
 ``pos`` 2147483545), and for the delete file to carry the partition of the data files
-it applies to (a delete file applies only to data files of its own spec and partition).
-So the rows are grouped by the partition of the data file they name: each group is
-hashed to one Spark task, sorted there, and written as one file, which the driver then
-describes with full metrics (exact ``file_path`` bounds let a reader match a delete file
-to the data files it can apply to, as Iceberg Java's writers keep them).
+it applies to. Files are scoped to one data file each, as Iceberg Java writes them by
+default (``write.delete.granularity=file``): the rows are grouped by the data file they
+name, each group hashed to one Spark task, sorted there and written as one file, which
+the driver describes with full metrics and ``referenced_data_file`` (spec: "can be used
+for v2 position delete files that contain deletes for only one data file"). A reader
+then applies it to that one file only, and once the data file is rewritten the delete
+file can go with it (:func:`icewright.scan.file_scoped_deletes`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from icewright.spec.types import LongType, NestedField, StringType
 __all__ = [
     "GROUP_COLUMN",
     "POSITION_DELETE_SCHEMA",
-    "PartitionGroup",
+    "DeleteTarget",
     "write_position_deletes",
 ]
 
@@ -51,7 +53,7 @@ POSITION_DELETE_SCHEMA = Schema(
 """The columns of a position delete file, with the spec's reserved ids."""
 
 GROUP_COLUMN = "__iw_group"
-"""Column of the input frame: the index of the row's :class:`PartitionGroup`."""
+"""Column of the input frame: the index of the row's :class:`DeleteTarget`."""
 
 _ARROW_SCHEMA = pa.schema(
     [
@@ -67,9 +69,10 @@ _METRICS = {"write.metadata.metrics.default": "full"}
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionGroup:
-    """The partition (of spec ``spec_id``) that the data files named by a group share."""
+class DeleteTarget:
+    """The data file a group of rows names, with its spec and partition."""
 
+    data_file: str
     spec_id: int
     partition: tuple[Any, ...]
 
@@ -157,7 +160,7 @@ class _DeleteWriter:
 
 def write_position_deletes(
     frame: DataFrame,
-    groups: Sequence[PartitionGroup],
+    groups: Sequence[DeleteTarget],
     *,
     location: str,
     properties: Mapping[str, str],
@@ -165,7 +168,7 @@ def write_position_deletes(
 ) -> tuple[DataFile, ...]:
     """Write the rows of ``frame`` (``file_path`` string, ``pos`` long, and
     :data:`GROUP_COLUMN`, an index into ``groups``) as position delete files of the
-    table at ``location``: one file per group, rows sorted by path and position.
+    table at ``location``: one file per group (per data file), rows sorted by position.
 
     The files go to a job directory under the table's data location; a failed job
     deletes it and raises.
@@ -201,5 +204,11 @@ def write_position_deletes(
             spec_id=group.spec_id,
             properties=_METRICS,
         )
-        files.append(dataclasses.replace(described, content=FileContent.POSITION_DELETES))
+        files.append(
+            dataclasses.replace(
+                described,
+                content=FileContent.POSITION_DELETES,
+                referenced_data_file=group.data_file,
+            )
+        )
     return tuple(files)

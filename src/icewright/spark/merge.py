@@ -193,24 +193,27 @@ def merge_rows(
     frame = load_source(spark, source)
     prepared = _prepare_source(frame, schema, spec).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        rows, bounds = _key_filter(prepared, schema, spec.on)
+        keys = _source_keys(prepared, schema, spec.on)
+        bounds = keys.filter
         tasks = _candidates(metadata, io, bounds, branch)
-        target = _read_target(spark, metadata, io, tasks, spec.on)
-        small = rows <= _BROADCAST_ROWS
+        needed = _target_columns(schema, prepared.columns, spec)
+        target = _read_target(spark, metadata, io, tasks, spec.on, columns=needed)
+        small = keys.rows <= _BROADCAST_ROWS
         matched = _matched(target, F.broadcast(prepared) if small else prepared, schema, spec)
         matched = matched.persist(StorageLevel.MEMORY_AND_DISK)
         inserts = _unmatched(prepared, matched, schema, spec, broadcast=small)
         inserts = inserts.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            if spec.has_matched_clause:
+            if spec.has_matched_clause and not keys.unique:
                 _check_cardinality(matched)
             counts = {r[_ACTION]: r["count"] for r in matched.groupBy(_ACTION).count().collect()}
             inserted = inserts.count()
-            new_rows = (
-                matched.filter(F.col(_ACTION) == "U")
-                .select(*_updated_row(schema, prepared.columns, spec))
-                .unionByName(inserts.select(*_inserted_row(schema, prepared.columns)))
-            )
+            new_rows = inserts.select(*_inserted_row(schema, prepared.columns))
+            if spec.when_matched == "update":
+                updates = matched.filter(F.col(_ACTION) == "U")
+                new_rows = updates.select(
+                    *_updated_row(schema, prepared.columns, spec)
+                ).unionByName(new_rows)
             changed = matched.filter(F.col(_ACTION).isin("U", "D"))
             result = _write_changes(
                 spark,
@@ -305,25 +308,50 @@ def _any_null(columns: Sequence[Column]) -> Column:
     return out
 
 
-def _key_filter(frame: DataFrame, schema: Schema, on: Sequence[str]) -> tuple[int, Expression]:
-    """The source's row count, and a filter that every target row a source key can match
-    passes: the keys' range."""
+@dataclass(frozen=True, slots=True)
+class _SourceKeys:
+    """What one pass over the source tells about its keys."""
+
+    rows: int
+    unique: bool  # no key (without NULLs) is repeated: no target row can match twice
+    filter: Expression  # every target row a source key can match passes it
+
+
+def _source_keys(frame: DataFrame, schema: Schema, on: Sequence[str]) -> _SourceKeys:
+    """The source's row count, whether its keys are unique, and their range as a filter."""
     names = _names(schema, on)
     keys = [F.col(_quote(n)) for n in names]
     aggregates = [a for n in names for a in (F.min(_quote(n)), F.max(_quote(n)))]
     keyed = F.sum(F.when(_any_null(keys), 0).otherwise(1)).alias("n")
-    row = frame.agg(F.count(F.lit(1)).alias("rows"), keyed, *aggregates).first()
+    distinct = F.countDistinct(*keys).alias("distinct")  # rows with a NULL key left out
+    row = frame.agg(F.count(F.lit(1)).alias("rows"), keyed, distinct, *aggregates).first()
     assert row is not None  # a global aggregate has one row
-    rows = int(row["rows"])
+    rows, unique = int(row["rows"]), row["distinct"] == (row["n"] or 0)
     if not row["n"]:
-        return rows, ALWAYS_FALSE
+        return _SourceKeys(rows, unique, ALWAYS_FALSE)
     out: Expression = ALWAYS_TRUE
     for i, name in enumerate(names):
         if not isinstance(schema.find_field(name).field_type, _PRUNABLE):
             continue
-        low, high = row[2 + 2 * i], row[3 + 2 * i]
+        low, high = row[3 + 2 * i], row[4 + 2 * i]
         out = and_(out, and_(greater_than_or_equal(name, low), less_than_or_equal(name, high)))
-    return rows, out
+    return _SourceKeys(rows, unique, out)
+
+
+def _target_columns(schema: Schema, source_columns: Sequence[str], spec: MergeSpec) -> list[str]:
+    """The table columns the merge needs of the target rows: the keys, and the values an
+    update keeps (all of them when an expression may name ``target``)."""
+    texts = [spec.delete_when or "", spec.dedupe_by or "", *(e for _, e in spec.update_set or ())]
+    if spec.update_set is not None or any("target" in t.lower() for t in texts):
+        return [f.name for f in schema.fields]
+    present = {c.lower() for c in source_columns}
+    keys = {n.lower() for n in _names(schema, spec.on)}
+    kept = spec.when_matched == "update"
+    return [
+        f.name
+        for f in schema.fields
+        if f.name.lower() in keys or (kept and f.name.lower() not in present)
+    ]
 
 
 def _candidates(
@@ -344,15 +372,22 @@ def _read_target(
     io: FileIO,
     tasks: Sequence[FileScanTask],
     on: Sequence[str],
+    *,
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """Every live row of ``tasks`` (no filter: copy-on-write keeps the others) as a
-    ``target`` struct, its keys, its normalized file, original path and position."""
+    ``target`` struct of ``columns`` (default: all), its keys, its normalized file and
+    position."""
     import dataclasses
 
     from icewright.scan.tasks import ScanMetrics, ScanPlan
     from icewright.spark.read import read_plan
 
-    schema = metadata.schema()
+    full = metadata.schema()
+    schema = full
+    if columns is not None:
+        wanted = set(columns)
+        schema = Schema(*(f for f in full.fields if f.name in wanted), schema_id=full.schema_id)
     names = _names(schema, on)
     if not tasks:
         fields = [to_spark_field(f) for f in schema.fields]
@@ -370,7 +405,7 @@ def _read_target(
         return spark.createDataFrame([], empty)
     plan = ScanPlan(
         snapshot=metadata.current_snapshot(),
-        schema=schema,
+        schema=full,
         projected_schema=schema,
         filter=ALWAYS_TRUE,
         tasks=tuple(dataclasses.replace(t, residual=ALWAYS_TRUE) for t in tasks),

@@ -154,6 +154,39 @@ def test_run_times_out_and_stops_a_local_job(store: JobStore) -> None:
             child.wait()
 
 
+@pytest.mark.slow
+def test_deferrable_merge_under_dags_test(airflow_home: AirflowHome, tmp_path: Path) -> None:
+    from icewright.actions import append, create
+    from icewright.text.declaration import parse_schema
+
+    uri, warehouse, conn, catalog = _lake(tmp_path)
+    create("ns.merged", catalog=catalog, schema=parse_schema("id long, name string"))
+    append("ns.merged", "sql:SELECT id, CAST(id AS STRING) AS name FROM range(6)", catalog=catalog)
+    done = dags_test(
+        "icewright_deferrable_merge",
+        DAGS,
+        env=airflow_home.environment(**conn),
+        logical_date="2026-01-05",
+    )
+    assert dag_run_state(done) == "success", explain(done)
+    output = done.stdout + done.stderr
+    assert "started detached" in output, explain(done)
+    assert "running trigger in line" in output, explain(done)  # it deferred, then resumed
+    table = catalog.load_table("ns.merged")
+    assert len(table.metadata.snapshots) == 2  # the append, and the merge once
+    merged = table.metadata.current_snapshot()
+    assert merged is not None and merged.summary is not None
+    assert merged.summary["added-position-delete-files"] == "1"
+
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    py = SqlCatalog("icewright", uri=uri, warehouse=f"file://{warehouse}")
+    rows = sorted(
+        tuple(r.values()) for r in py.load_table("ns.merged").scan().to_arrow().to_pylist()
+    )
+    assert rows == [(0, "0"), (1, "one"), (3, "3"), (4, "4"), (5, "5"), (9, "nine")]
+
+
 def _lake(tmp_path: Path) -> tuple[str, str, dict[str, str], Any]:
     """The ``lake`` connection's SQLite catalog (uri, warehouse, connection env, catalog)
     with the namespace ``ns``."""

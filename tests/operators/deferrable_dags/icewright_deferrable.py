@@ -1,6 +1,7 @@
 """Test DAGs for the deferrable operators (not examples): spark-submit in local[1], tiny
 data. ``icewright_deferrable_rewrite``: ``ns.compact`` compacts fully, ``ns.broken`` has
-a group whose job fails (the test removes one of its files)."""
+a group whose job fails (the test removes one of its files). ``icewright_deferrable_merge``:
+a merge-on-read merge whose job runs detached while the task defers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from airflow.sdk import DAG
 from icewright.operators import (
     IcebergAppendOperator,
     IcebergCreateTableOperator,
+    IcebergMergeOperator,
     IcebergRewriteDataFilesOperator,
 )
 from icewright.providers.assets import iceberg_asset
@@ -77,3 +79,26 @@ with DAG(
             spark_settings=SPARK,
             retries=0,
         )
+
+with DAG(
+    dag_id="icewright_deferrable_merge",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+):
+    # ns.merged holds ids 0-5 (written by the test); the feed updates 1, deletes 2, adds 9
+    IcebergMergeOperator(
+        task_id="merge",
+        iceberg_conn_id="lake",
+        table="ns.merged",
+        source=(
+            "sql:SELECT * FROM VALUES (1L, 'one', 'U'), (2L, NULL, 'D'), (9L, 'nine', 'I') "
+            "AS f(id, name, op)"
+        ),
+        on="id",
+        delete_when="op = 'D'",
+        write_mode="merge-on-read",
+        deferrable=True,
+        poll_interval=1,
+        spark_settings=SPARK,
+        retries=0,
+    )

@@ -43,7 +43,7 @@ from typing import Any
 
 from _common import peak_rss_mb, run_java
 
-from icewright.spark.merge import WriteMode
+from icewright.spark.row_changes import WriteMode
 
 DAYS = 20
 UPDATE_DAYS = 5

@@ -11,7 +11,7 @@ from icewright.actions import LocalRunner, append, create, delete, merge, table_
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
 from icewright.scan import plan_files
-from icewright.spark.merge import WriteMode
+from icewright.spark.row_changes import WriteMode
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType
 

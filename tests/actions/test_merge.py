@@ -13,7 +13,7 @@ from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
 from icewright.manifest.data_file import FileContent
 from icewright.scan import plan_files
-from icewright.spark.merge import MergeSpec, RowChanges, WriteMode
+from icewright.spark.row_changes import MergeSpec, RowChanges, WriteMode
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType
 

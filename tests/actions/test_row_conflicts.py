@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from icewright.actions import LocalRunner, append, create, delete, merge, rewrite
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
-from icewright.spark.merge import RowChanges, WriteMode
+from icewright.spark.row_changes import RowChanges, WriteMode
 from icewright.spec.schema import Schema
 from icewright.spec.types import DoubleType, LongType, NestedField, StringType
 

@@ -32,8 +32,8 @@ from pyspark.sql import SparkSession
 from icewright.actions import LocalRunner, delete, merge
 from icewright.catalog import load_catalog
 from icewright.errors import ValidationError
-from icewright.spark.merge import WriteMode
 from icewright.spark.read import read_table
+from icewright.spark.row_changes import WriteMode
 from tests.support.duckdb import duckdb_scan_columns
 from tests.support.java import IcebergJava, Pending, sorted_rows, step_insert, step_sql
 

@@ -17,7 +17,7 @@ from icewright.runners.store import forget_job, job_key
 if TYPE_CHECKING:
     from icewright.expressions import Expression
     from icewright.runners.base import Runner
-    from icewright.spark.merge import WriteMode
+    from icewright.spark.row_changes import WriteMode
 
 __all__ = ["delete"]
 
@@ -59,7 +59,7 @@ def delete(
     with timer.phase("plan"):
         condition, full, partial = plan_row_filter(current, where, branch)
     from icewright.scan import file_scoped_deletes
-    from icewright.spark.merge import RowChanges
+    from icewright.spark.row_changes import RowChanges
 
     jobs = runner_or_default(runner)
     key = job_key(commit_key, "delete")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from icewright.catalog import Table
     from icewright.commit.update import CommitResult
     from icewright.runners.base import Runner
-    from icewright.spark.merge import RowChanges, WriteMode
+    from icewright.spark.row_changes import RowChanges, WriteMode
     from icewright.spark.write import Source
 
 __all__ = [
@@ -108,7 +108,7 @@ def merge(
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:
             return row_result(already_committed(current, found, timer), chosen, None)
-    from icewright.spark.merge import MergeSpec
+    from icewright.spark.row_changes import MergeSpec
 
     spec = MergeSpec(
         on=keys,

@@ -161,7 +161,7 @@ _MAINTENANCE = ("expire-files", "orphan-files", "rewrite-groups")
 
 def _row_changes(runner: LocalRunner, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     from icewright.spark import job_spec as js
-    from icewright.spark.merge import MergeSpec, row_changes_to_json
+    from icewright.spark.row_changes import MergeSpec, row_changes_to_json
 
     metadata, io = _table(spec)
     properties = dict(spec.get("properties") or {})

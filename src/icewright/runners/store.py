@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
     from icewright.scan.tasks import FileScanTask
-    from icewright.spark.merge import MergeSpec, RowChanges
+    from icewright.spark.row_changes import MergeSpec, RowChanges
     from icewright.spark.write import WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.table_metadata import TableMetadata
@@ -114,7 +114,7 @@ WRITE_RESULTS: ResultCodec[WriteResult] = ResultCodec(
 def row_change_results(schema: Schema) -> ResultCodec[RowChanges]:
     """The codec of merge and row-level delete jobs on a table of ``schema`` (its
     current one: a bound conflict filter refers to it)."""
-    from icewright.spark.merge import row_changes_from_json, row_changes_to_json
+    from icewright.spark.row_changes import row_changes_from_json, row_changes_to_json
 
     return ResultCodec(
         "row-changes",

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
-    from icewright.spark.merge import MergeSpec, RowChanges, WriteMode
+    from icewright.spark.row_changes import MergeSpec, RowChanges, WriteMode
     from icewright.spark.write import Source, WriteResult
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot

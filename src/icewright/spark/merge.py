@@ -4,10 +4,11 @@ matching a predicate, each written as merge-on-read or copy-on-write.
 Both jobs read the table's affected files with each row's place (data file and position,
 :func:`icewright.spark.read.read_plan` with ``row_ids``), decide per row what changes,
 and write the result; neither touches catalog metadata. The caller commits a
-:class:`RowChanges` as a row delta (merge-on-read) or an overwrite (copy-on-write).
+:class:`~icewright.spark.row_changes.RowChanges` as a row delta (merge-on-read) or an
+overwrite (copy-on-write).
 
 A merge means what Spark SQL's ``MERGE INTO t USING s ON t.k = s.k`` means with the
-clauses :class:`MergeSpec` describes:
+clauses :class:`~icewright.spark.row_changes.MergeSpec` describes:
 
 * ``WHEN MATCHED AND <delete_when> THEN DELETE``, ``WHEN MATCHED THEN UPDATE SET ...``
   (every table column the source has, or the ``update_set`` assignments; columns not
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -51,7 +51,9 @@ from icewright.manifest.data_file import DataFile
 from icewright.scan.delete_index import file_scoped_deletes
 from icewright.scan.tasks import FileScanTask
 from icewright.spark.deletes import FILE_COLUMN, POS_COLUMN, normalize_path
+from icewright.spark.failures import spark_failure
 from icewright.spark.position_deletes import GROUP_COLUMN, DeleteTarget, write_position_deletes
+from icewright.spark.row_changes import MergeSpec, RowChanges, WriteMode
 from icewright.spark.sources import Source, load_source, parse_source
 from icewright.spark.types import align_columns, to_spark_field
 from icewright.spark.write import write_files
@@ -63,22 +65,10 @@ from icewright.spec.types import (
     IntegerType,
     LongType,
     StringType,
-    StructType,
 )
 
-__all__ = [
-    "WRITE_MODES",
-    "MergeSpec",
-    "RowChanges",
-    "WriteMode",
-    "delete_rows",
-    "merge_rows",
-    "row_changes_from_json",
-    "row_changes_to_json",
-]
+__all__ = ["delete_rows", "merge_rows"]
 
-WriteMode = Literal["copy-on-write", "merge-on-read"]
-WRITE_MODES: tuple[WriteMode, ...] = ("copy-on-write", "merge-on-read")
 
 _ACTION = "__iw_action"
 _TARGET = "target"
@@ -89,78 +79,6 @@ _PRUNABLE = (IntegerType, LongType, StringType, DateType, DecimalType)
 # a source (or a set of changed rows) of at most this many rows is broadcast to the tasks
 # that read the table, whose rows then stream through the join instead of being shuffled
 _BROADCAST_ROWS = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class MergeSpec:
-    """What a merge does (see the module docstring); ``mode`` is how it is written."""
-
-    on: tuple[str, ...]
-    delete_when: str | None = None
-    update_set: tuple[tuple[str, str], ...] | None = None
-    when_matched: Literal["update", "ignore"] = "update"
-    when_not_matched: Literal["insert", "ignore"] = "insert"
-    dedupe_by: str | None = None
-    mode: WriteMode = "copy-on-write"
-
-    @property
-    def has_matched_clause(self) -> bool:
-        """Whether a matched target row can change (what makes repeated keys an error)."""
-        return self.when_matched == "update" or self.delete_when is not None
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON form a ``spark-submit`` job spec carries."""
-        return {
-            "on": list(self.on),
-            "delete-when": self.delete_when,
-            "update-set": None if self.update_set is None else [list(a) for a in self.update_set],
-            "when-matched": self.when_matched,
-            "when-not-matched": self.when_not_matched,
-            "dedupe-by": self.dedupe_by,
-            "mode": self.mode,
-        }
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> MergeSpec:
-        """The spec :meth:`to_json` gave."""
-        update_set = obj.get("update-set")
-        return cls(
-            on=tuple(obj["on"]),
-            delete_when=obj.get("delete-when"),
-            update_set=None if update_set is None else tuple((c, e) for c, e in update_set),
-            when_matched=obj.get("when-matched", "update"),
-            when_not_matched=obj.get("when-not-matched", "insert"),
-            dedupe_by=obj.get("dedupe-by"),
-            mode=obj.get("mode", "copy-on-write"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RowChanges:
-    """What a row-level change job wrote; nothing is committed yet.
-
-    ``data_files`` are new (updated and inserted rows; for copy-on-write also the kept
-    rows of the rewritten files); ``delete_files`` are position delete files
-    (merge-on-read) naming rows of ``referenced_files``; ``removed_files`` are the data
-    files rewritten (copy-on-write). ``conflict_filter`` (unbound, by column name)
-    covers every row the job may have changed. Counts are rows.
-    """
-
-    data_files: tuple[DataFile, ...]
-    delete_files: tuple[DataFile, ...]
-    removed_files: tuple[DataFile, ...]
-    referenced_files: tuple[str, ...]
-    conflict_filter: Expression
-    removed_deletes: tuple[DataFile, ...] = ()
-    inserted: int = 0
-    updated: int = 0
-    deleted: int = 0
-    files_read: int = 0
-
-    @property
-    def changes_nothing(self) -> bool:
-        """No row inserted, updated or deleted."""
-        return not (self.inserted or self.updated or self.deleted)
 
 
 # --- merge ------------------------------------------------------------------------------
@@ -184,8 +102,25 @@ def merge_rows(
 
     Raises :class:`ValidationError` for a source that does not fit (a missing key or
     required column, an unsafe type, an expression that does not parse) or a target row
-    matched twice; nothing is left behind then.
+    matched twice, and Spark's own failures as :mod:`icewright.errors` errors; nothing
+    is left behind then.
     """
+    try:
+        return _merge_rows(spark, metadata, io, source, spec, branch=branch, properties=properties)
+    except Exception as e:
+        raise spark_failure(e, job="merge job") from e
+
+
+def _merge_rows(
+    spark: SparkSession,
+    metadata: TableMetadata,
+    io: FileIO,
+    source: Source,
+    spec: MergeSpec,
+    *,
+    branch: str = "main",
+    properties: Mapping[str, str] | None = None,
+) -> RowChanges:
     schema = metadata.schema()
     props = {**metadata.properties, **(properties or {})}
     if isinstance(source, str):
@@ -512,7 +447,26 @@ def delete_rows(
 ) -> RowChanges:
     """Delete the rows of ``tasks`` that match ``condition`` (bound to the current
     schema, two-valued: the TRUE rows of the user's SQL): position deletes for them
-    (merge-on-read) or the files rewritten without them (copy-on-write)."""
+    (merge-on-read) or the files rewritten without them (copy-on-write). Spark's own
+    failures are raised as :mod:`icewright.errors` errors."""
+    try:
+        return _delete_rows(
+            spark, metadata, io, tasks, condition=condition, mode=mode, properties=properties
+        )
+    except Exception as e:
+        raise spark_failure(e, job="delete job") from e
+
+
+def _delete_rows(
+    spark: SparkSession,
+    metadata: TableMetadata,
+    io: FileIO,
+    tasks: Sequence[FileScanTask],
+    *,
+    condition: Expression,
+    mode: WriteMode,
+    properties: Mapping[str, str] | None,
+) -> RowChanges:
     from icewright.spark.filters import _filter_column
 
     props = {**metadata.properties, **(properties or {})}
@@ -648,50 +602,3 @@ def _write_changes(
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-# --- the JSON form (a spark-submit job's result document) --------------------------------
-
-
-def row_changes_to_json(changes: RowChanges, types: Mapping[int, StructType]) -> dict[str, Any]:
-    """``changes`` as JSON, self-contained: it carries ``types``, the table's partition
-    types by spec id (:func:`icewright.spark.job_spec.partition_types`)."""
-    from icewright.spark import job_spec as js
-
-    return {
-        "data-files": [js.data_file_to_json(f, types) for f in changes.data_files],
-        "delete-files": [js.data_file_to_json(f, types) for f in changes.delete_files],
-        "removed-files": [js.data_file_to_json(f, types) for f in changes.removed_files],
-        "removed-deletes": [js.data_file_to_json(f, types) for f in changes.removed_deletes],
-        "referenced-files": list(changes.referenced_files),
-        "conflict-filter": js.expression_to_json(changes.conflict_filter),
-        "partition-types": js.partition_types_to_json(types),
-        "inserted": changes.inserted,
-        "updated": changes.updated,
-        "deleted": changes.deleted,
-        "files-read": changes.files_read,
-    }
-
-
-def row_changes_from_json(obj: Mapping[str, Any], schema: Schema) -> RowChanges:
-    """The inverse of :func:`row_changes_to_json` (``schema``: the table's current one,
-    which a bound conflict filter refers to)."""
-    from icewright.spark import job_spec as js
-
-    types = js.partition_types_from_json(obj.get("partition-types") or {})
-
-    def files(key: str) -> tuple[DataFile, ...]:
-        return tuple(js.data_file_from_json(f, types) for f in obj.get(key) or [])
-
-    return RowChanges(
-        data_files=files("data-files"),
-        delete_files=files("delete-files"),
-        removed_files=files("removed-files"),
-        referenced_files=tuple(obj.get("referenced-files") or ()),
-        conflict_filter=js.expression_from_json(obj.get("conflict-filter", True), schema),
-        removed_deletes=files("removed-deletes"),
-        inserted=int(obj.get("inserted", 0)),
-        updated=int(obj.get("updated", 0)),
-        deleted=int(obj.get("deleted", 0)),
-        files_read=int(obj.get("files-read", 0)),
-    )

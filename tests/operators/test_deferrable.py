@@ -154,6 +154,28 @@ def test_run_times_out_and_stops_a_local_job(store: JobStore) -> None:
             child.wait()
 
 
+def test_a_killed_deferred_task_stops_its_job_and_drops_its_result(store: JobStore) -> None:
+    key = "merge:killed"
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        pending = {
+            "pid": child.pid,
+            "host": socket.gethostname(),
+            "process-start": process_start_ticks(child.pid),
+        }
+        store.write_pending(key, pending)
+        doc = ok_document("row-changes", {"data-files": []}, job_key=store.full_key(key))
+        store.io.write(store.path(key), json.dumps(doc).encode())
+        asyncio.run(_trigger(store, key, pending=pending).on_kill())
+        assert child.wait(timeout=10) != 0  # stopped
+        assert store.read_pending(key) is None
+        assert store.read(key) is None  # the next try runs the job again, commits nothing old
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 @pytest.mark.slow
 def test_deferrable_merge_under_dags_test(airflow_home: AirflowHome, tmp_path: Path) -> None:
     from icewright.actions import append, create

@@ -54,10 +54,11 @@ slot. When the job has ended, :meth:`IcebergBaseOperator.execute_complete` runs 
 action again with the same commit key: the stored job result is reused (Spark does not
 run again) and committed, and the XCom value and asset events are those of the
 non-deferred path. An action that runs several jobs defers once per job. With local
-(in-process) Spark there is nothing to detach and the task runs as usual. Airflow does
-not call ``on_kill`` for a deferred task: killing (or clearing) it leaves the detached
-job running until it ends; its files are then reused by a retry with the same commit
-key, or are orphans that ``remove_orphan_files`` deletes.
+(in-process) Spark there is nothing to detach and the task runs as usual. Killing a
+deferred task (mark failed or succeeded, clear) makes Airflow call the trigger's
+``on_kill`` on the triggerer: the detached job is stopped when it runs on the
+triggerer's host (client deploy mode; elsewhere it runs on until it ends) and its
+stored result is dropped, so no later try commits it.
 """
 
 from __future__ import annotations
@@ -611,8 +612,8 @@ class IcebergBaseOperator(BaseOperator):
     def on_kill(self) -> None:
         """Stop the Spark application of this try, if it runs through ``spark-submit``.
 
-        Not called for a deferred task (Airflow runs no task code then): its detached job
-        runs on until it ends (see the module docstring).
+        Not called for a deferred task (Airflow runs no task code then): the trigger's
+        ``on_kill`` stops its detached job (see the module docstring).
         """
         runner = self._runner
         cancel = getattr(runner, "cancel", None)

@@ -18,6 +18,12 @@ trigger polls the job's result location through the table's FileIO every
 The operator then runs its action again with the same commit key: the stored result is
 reused (no Spark), or the job's error is raised as the job's own error class (once).
 
+A user who kills the deferred task (marks it failed or succeeded, clears it) makes
+Airflow (3.3 on) call :meth:`IcebergSparkJobTrigger.on_kill` on the triggerer: the job is
+stopped when it runs on this host (its own SIGTERM handler deletes the files it wrote),
+and its pending and result documents are removed, so no later try commits what it
+wrote: the next try runs the job again.
+
 Whether the process is alive can only be seen on the host that started it, and only in
 client deploy mode (in cluster mode ``spark-submit`` may return while the driver runs);
 elsewhere the trigger waits for a document or the timeout. The trigger's kwargs hold the
@@ -180,6 +186,21 @@ class IcebergSparkJobTrigger(BaseTrigger):
         except Exception as e:  # the retry then sees a dead process and resubmits anyway
             self.log.warning("cannot remove %s: %s", self.pending_location, e)
         return stopped
+
+    async def on_kill(self) -> None:
+        """Stop the job and drop its documents: the user killed the deferred task (see
+        the module docstring). Not called on a triggerer restart or a timeout."""
+        io = await asyncio.to_thread(self._file_io)
+        stopped = await asyncio.to_thread(self._abandon, io, True)
+        await asyncio.to_thread(self._forget_result, io)
+        what = "stopped" if stopped else "not running on this host"
+        self.log.info("the task was killed: the Spark job of %s was %s", self.job_key, what)
+
+    def _forget_result(self, io: Any) -> None:
+        try:
+            io.delete(self.result_location)
+        except Exception as e:  # a document left behind is reused by the next try
+            self.log.warning("cannot remove %s: %s", self.result_location, e)
 
     def _log_tail(self) -> list[str]:
         log = self.pending.get("log")

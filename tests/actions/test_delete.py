@@ -113,3 +113,18 @@ def test_bad_predicates_change_nothing(
     with pytest.raises(ValidationError, match="merge-on-read"):
         create("db.v1", catalog=catalog, schema=SCHEMA, format_version=1)
         delete("db.v1", "id = 1", mode="merge-on-read", catalog=catalog)
+
+
+def test_a_replace_drops_the_position_deletes_of_the_files_it_rewrites(
+    spark: SparkSession, catalog: SqlCatalog, pyiceberg_catalog: Any, table: str
+) -> None:
+    from icewright.actions import replace
+
+    feed = spark.createDataFrame([(1, "eu", 10.0), (4, "us", 40.0)], DDL)
+    merge(table, feed, on="id", mode="merge-on-read", catalog=catalog)
+    assert table_health(table, catalog=catalog).delete_files == 2
+    new = spark.createDataFrame([(7, "eu", 7.0)], DDL)
+    result = replace(table, new, where="id <= 2", catalog=catalog, runner=LocalRunner(spark))
+    assert result.summary["removed-position-delete-files"] == "1"  # the eu file's, not us'
+    assert table_health(table, catalog=catalog).delete_files == 1
+    assert ids(pyiceberg_catalog, table) == [3, 4, 5, 6, 7]  # id 1 (updated) had id <= 2 too

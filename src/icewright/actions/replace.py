@@ -25,6 +25,7 @@ from icewright.actions.results import ActionResult
 from icewright.commit.in_flight import in_flight
 from icewright.errors import ValidationError
 from icewright.runners.store import JobSubmitted, forget_job, job_key
+from icewright.scan import file_scoped_deletes
 
 if TYPE_CHECKING:
     from icewright.catalog import Table
@@ -57,7 +58,8 @@ def replace(
     * ``where`` (an icewright expression or SQL-like text): copy-on-write. Files whose
       rows all match (by partition or by column metrics) are removed; files where only
       some rows match are rewritten keeping the rows that do not match (read with their
-      deletes applied); the new files are added. Committed as an ``overwrite`` validated
+      deletes applied), and position delete files scoped to a removed file go with it;
+      the new files are added. Committed as an ``overwrite`` validated
       against commits after the snapshot read, with ``where`` as the conflict-detection
       filter, at the table's ``write.update.isolation-level`` (serializable by default).
       The new rows are not required to match ``where``.
@@ -95,11 +97,13 @@ def replace(
     start = current.metadata.snapshot_for_ref(branch)
     start_id = None if start is None else start.snapshot_id
     removed: list[DataFile] = []
+    full: list[FileScanTask] = []
     partial: list[FileScanTask] = []
     condition: Expression | None = None
     if where is not None:
         with timer.phase("plan"):
-            condition, removed, partial = plan_copy_on_write(current, where, branch)
+            condition, full, partial = plan_row_filter(current, where, branch)
+            removed = [t.data_file for t in full]
     with in_flight(current.io, current.metadata.location, "replace"):
         with timer.phase("write"):
             written = jobs.write(current.metadata, current.io, source, **keyed(keys[0]))
@@ -149,6 +153,10 @@ def replace(
             else:
                 for f in removed:
                     op.delete_file(f)
+                # position deletes scoped to a removed file go with it (not left dangling)
+                gone = {f.file_path for f in removed}
+                for d in file_scoped_deletes([*full, *partial], gone):
+                    op.delete_delete_file(d)
                 op.conflict_detection_filter(condition)
             op.add_files(files)
             op.validate_from_snapshot(start_id)

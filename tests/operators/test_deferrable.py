@@ -22,6 +22,7 @@ from icewright.providers.job_triggers import IcebergSparkJobTrigger
 from icewright.runners.detached import process_alive, process_start_ticks
 from icewright.runners.store import JobStore, JobSubmitted
 from icewright.spark.job_spec import error_document, io_to_json, ok_document
+from tests.actions.submit_support import Cluster
 from tests.support.airflow import (
     AirflowHome,
     connection_env,
@@ -464,3 +465,55 @@ def test_deferrable_follows_the_default_deferrable_setting(
         task_id="b", table="ns.t", source="sql:SELECT 1 AS id", deferrable=not expected
     )
     assert explicit.deferrable is (not expected)
+
+
+@pytest.mark.slow
+def test_a_killed_deferred_merge_stops_its_application_on_the_cluster(
+    spark_cluster: Cluster, tmp_path: Path
+) -> None:
+    """The kill of a deferred task, as the triggerer runs it (``on_kill`` of the task's
+    trigger), on a merge whose detached job runs on the standalone cluster: the
+    application stops, no document of it is left, and nothing is committed."""
+    from icewright.actions import SparkSubmitRunner, SparkSubmitSettings, append, create, merge
+    from icewright.text.declaration import parse_schema
+    from tests.actions.submit_support import CLUSTER_CONF, slow_source_module
+
+    _, _, _, catalog = _lake(tmp_path)
+    create("ns.k", catalog=catalog, schema=parse_schema("id long, region string"))
+    append("ns.k", "sql:SELECT id, 'us' AS region FROM range(3)", catalog=catalog)
+    before = catalog.load_table("ns.k").metadata_location
+    settings = SparkSubmitSettings.from_connection(
+        "spark://127.0.0.1",
+        int(spark_cluster.master_url.rsplit(":", 1)[1]),
+        {},
+        conf=CLUSTER_CONF,
+        py_files=[str(slow_source_module(tmp_path))],
+        detach=True,
+    )
+    known = spark_cluster.app_ids()
+    with pytest.raises(JobSubmitted) as submitted:
+        merge(
+            "ns.k",
+            "iw_slow:slow",
+            on="id",
+            catalog=catalog,
+            commit_key="killed",
+            runner=SparkSubmitRunner(settings),
+        )
+    deadline = time.monotonic() + 240
+    while True:
+        active = {a["id"] for a in spark_cluster.state()["activeapps"]} - known
+        if active:
+            break
+        assert time.monotonic() < deadline, "the merge's application never started"
+        time.sleep(1)
+    trigger = IcebergSparkJobTrigger.from_submitted(submitted.value)
+    asyncio.run(trigger.on_kill())
+    deadline = time.monotonic() + 60
+    while active & {a["id"] for a in spark_cluster.state()["activeapps"]}:
+        assert time.monotonic() < deadline, "the application is still running"
+        time.sleep(1)
+    io = load_file_io(submitted.value.result_location)
+    assert not io.exists(submitted.value.pending_location)
+    assert not io.exists(submitted.value.result_location)  # no later try can commit it
+    assert catalog.load_table("ns.k").metadata_location == before

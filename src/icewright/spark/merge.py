@@ -166,17 +166,12 @@ def _merge_rows(
             matched.unpersist()
     finally:
         prepared.unpersist()
-    return RowChanges(
-        data_files=result.data_files,
-        delete_files=result.delete_files,
-        removed_files=result.removed_files,
-        referenced_files=result.referenced_files,
-        conflict_filter=bounds,
-        removed_deletes=result.removed_deletes,
+    return result.changes(
+        bounds,
+        files_read=len(tasks),
         inserted=inserted,
         updated=counts.get("U", 0),
         deleted=counts.get("D", 0),
-        files_read=len(tasks),
     )
 
 
@@ -499,16 +494,7 @@ def _delete_rows(
         )
     finally:
         changed.unpersist()
-    return RowChanges(
-        data_files=result.data_files,
-        delete_files=result.delete_files,
-        removed_files=result.removed_files,
-        referenced_files=result.referenced_files,
-        conflict_filter=condition,
-        removed_deletes=result.removed_deletes,
-        deleted=deleted,
-        files_read=len(tasks),
-    )
+    return result.changes(condition, files_read=len(tasks), deleted=deleted)
 
 
 # --- writing the changes ----------------------------------------------------------------
@@ -521,6 +507,29 @@ class _Written:
     removed_files: tuple[DataFile, ...]
     referenced_files: tuple[str, ...]
     removed_deletes: tuple[DataFile, ...]
+
+    def changes(
+        self,
+        conflict_filter: Expression,
+        *,
+        files_read: int,
+        inserted: int = 0,
+        updated: int = 0,
+        deleted: int = 0,
+    ) -> RowChanges:
+        """What the job gives back: these files, its conflict filter and row counts."""
+        return RowChanges(
+            data_files=self.data_files,
+            delete_files=self.delete_files,
+            removed_files=self.removed_files,
+            referenced_files=self.referenced_files,
+            conflict_filter=conflict_filter,
+            removed_deletes=self.removed_deletes,
+            inserted=inserted,
+            updated=updated,
+            deleted=deleted,
+            files_read=files_read,
+        )
 
 
 def _write_changes(

@@ -15,7 +15,11 @@ from icewright.actions._common import (
 )
 from icewright.actions.arguments import check_branch, check_commit_key, check_source_argument
 from icewright.actions.results import ActionResult
-from icewright.commit.commit_keys import RememberedCommit, find_commit_key
+from icewright.commit.commit_keys import (
+    RememberedCommit,
+    find_commit_key,
+    find_staged_commit_key,
+)
 from icewright.commit.in_flight import in_flight
 from icewright.commit.update import PendingUpdate
 from icewright.errors import CommitStateUnknown, IcewrightError, NoSuchFile, ValidationError
@@ -44,6 +48,7 @@ def append(
     allow_schema_evolution: bool = False,
     branch: str = "main",
     commit_key: str | None = None,
+    wap_id: str | None = None,
     runner: Runner | None = None,
 ) -> ActionResult:
     """Write ``source`` with Spark and append its files to ``branch`` in one snapshot.
@@ -54,6 +59,11 @@ def append(
     same commit (one transaction: the schema update, then a fast append). A ``commit_key``
     already on the branch makes the call a no-op (``committed`` False; no job runs).
     Bad input raises :class:`ValidationError` and leaves the table unchanged.
+
+    With ``wap_id`` the snapshot is staged for write-audit-publish instead (the table
+    needs ``write.wap.enabled=true``): added with ``wap.id`` in its summary and
+    ``branch``'s head as its parent, no branch moved, until
+    :func:`icewright.actions.publish` publishes it.
     """
     check_source_argument(source)
     check_branch(branch)
@@ -63,7 +73,7 @@ def append(
     jobs = runner_or_default(runner)
     key = job_key(commit_key, "append")
     if commit_key is not None:
-        found = find_key(current.metadata, branch, commit_key)
+        found = find_key(current.metadata, branch, commit_key, wap_id)
         if found is not None:
             forget_job(jobs, current.metadata, current.io, key)
             return already_committed(current, found, timer)
@@ -83,14 +93,16 @@ def append(
             from icewright.commit import append as merge_append
 
             if not written.added_columns:
-                return merge_append(current, files, branch=branch, commit_key=commit_key)
+                return merge_append(
+                    current, files, branch=branch, commit_key=commit_key, wap_id=wap_id
+                )
             tx = Transaction(current)
             schema = tx.update_schema()
             for added in written.added_columns:
                 f = added.field
                 schema.add_column((*added.parent, f.name), f.field_type, doc=f.doc)
             tx.add(CheckAddedIds(written.added_columns))
-            tx.append(files, branch=branch, commit_key=commit_key)
+            tx.append(files, branch=branch, commit_key=commit_key, wap_id=wap_id)
             return tx.commit()
 
         with timer.phase("commit"):
@@ -109,8 +121,13 @@ def keyed(key: str | None) -> dict[str, Any]:
     return {} if key is None else {"job_key": key}
 
 
-def find_key(metadata: TableMetadata, branch: str, key: str) -> Snapshot | RememberedCommit | None:
-    """The commit already made with ``key`` (kept past snapshot expiry for a window)."""
+def find_key(
+    metadata: TableMetadata, branch: str, key: str, wap_id: str | None = None
+) -> Snapshot | RememberedCommit | None:
+    """The commit already made with ``key`` (kept past snapshot expiry for a window): on
+    ``branch``, or among all snapshots for a staged (``wap_id``) write."""
+    if wap_id is not None:
+        return find_staged_commit_key(metadata, key)
     return find_commit_key(metadata, branch, key)
 
 

@@ -30,6 +30,7 @@ def delete(
     mode: WriteMode | None = None,
     branch: str = "main",
     commit_key: str | None = None,
+    wap_id: str | None = None,
     runner: Runner | None = None,
 ) -> RowChangeResult:
     """Delete the rows of ``table`` for which ``where`` is true, in one snapshot.
@@ -42,6 +43,11 @@ def delete(
     (``copy-on-write``). Validated from the snapshot read at the table's
     ``write.delete.isolation-level``, ``where`` as the conflict filter. Nothing
     matching commits nothing.
+
+    With ``wap_id`` the snapshot is staged for write-audit-publish instead (the table
+    needs ``write.wap.enabled=true``): added with ``wap.id`` in its summary and
+    ``branch``'s head as its parent, no branch moved, until
+    :func:`icewright.actions.publish` publishes it.
     """
     if where is None:
         raise ValidationError("delete needs where (a SQL predicate); to empty a table, use replace")
@@ -52,7 +58,7 @@ def delete(
     check_where_columns(where, current.metadata.schema())
     chosen = write_mode(current, "delete", mode)
     if commit_key is not None:
-        found = find_key(current.metadata, branch, commit_key)
+        found = find_key(current.metadata, branch, commit_key, wap_id)
         if found is not None:
             return row_result(already_committed(current, found, timer), chosen, None)
     start = current.metadata.snapshot_for_ref(branch)
@@ -95,6 +101,7 @@ def delete(
                 command="delete",
                 branch=branch,
                 commit_key=commit_key,
+                wap_id=wap_id,
                 forget=lambda: forget_job(jobs, current.metadata, current.io, key),
             )
     return row_result(ActionResult.from_commit(result, timer.done()), chosen, changes)

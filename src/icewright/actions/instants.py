@@ -15,7 +15,7 @@ import time
 
 from icewright.errors import ValidationError
 
-__all__ = ["Instant", "instant_ms"]
+__all__ = ["Instant", "duration_ms", "instant_ms"]
 
 Instant = int | str | dt.datetime | dt.timedelta
 """What :func:`instant_ms` reads."""
@@ -34,6 +34,29 @@ def instant_ms(value: object, what: str = "older_than", *, now_ms: int | None = 
         raise ValidationError(
             f"{what} {value!r} is before 1970-01-01, when no table existed: give a later "
             "time or a shorter age"
+        )
+    return ms
+
+
+def duration_ms(value: object, what: str = "retain") -> int:
+    """Milliseconds of a duration: an int (milliseconds) or its text, a ``timedelta``, or
+    an age such as ``30d``, ``12h``, ``2w``. It must be positive; anything else is a
+    :class:`ValidationError` naming ``what``."""
+    ms: int | None = None
+    if isinstance(value, dt.timedelta):
+        ms = int(value.total_seconds() * 1000)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        ms = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if m := _AGE.match(text):
+            ms = int(float(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()] * 1000)
+        elif text.isdigit():
+            ms = int(text)
+    if ms is None or ms <= 0:
+        raise ValidationError(
+            f"{what} must be a positive duration such as 30d, 12h, 2w or milliseconds, "
+            f"got {value!r}"
         )
     return ms
 

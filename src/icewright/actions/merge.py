@@ -51,6 +51,7 @@ def merge(
     mode: WriteMode | None = None,
     branch: str = "main",
     commit_key: str | None = None,
+    wap_id: str | None = None,
     runner: Runner | None = None,
 ) -> RowChangeResult:
     """Merge ``source`` into ``table`` by the key columns ``on``, in one snapshot.
@@ -77,6 +78,9 @@ def merge(
     :class:`~icewright.errors.ValidationError`; a retry then merges into the new state.
 
     Bad arguments raise :class:`ValidationError` before any job runs.
+
+    With ``wap_id`` the snapshot is staged for write-audit-publish (see
+    :func:`icewright.actions.append`).
     """
     keys = parse_columns(on, "on")
     assignments = None if update_set is None else parse_assignments(update_set)
@@ -105,7 +109,7 @@ def merge(
             raise ValidationError(f"update_set assigns {column!r}, which is not a table column")
     chosen = write_mode(current, "merge", mode)
     if commit_key is not None:
-        found = find_key(current.metadata, branch, commit_key)
+        found = find_key(current.metadata, branch, commit_key, wap_id)
         if found is not None:
             return row_result(already_committed(current, found, timer), chosen, None)
     from icewright.spark.row_changes import MergeSpec
@@ -135,6 +139,7 @@ def merge(
                 command="merge",
                 branch=branch,
                 commit_key=commit_key,
+                wap_id=wap_id,
                 forget=lambda: forget_job(jobs, current.metadata, current.io, key),
             )
     return row_result(ActionResult.from_commit(result, timer.done()), chosen, changes)
@@ -148,6 +153,7 @@ def commit_row_changes(
     command: Literal["merge", "delete", "update"],
     branch: str = "main",
     commit_key: str | None = None,
+    wap_id: str | None = None,
     forget: Callable[[], None] | None = None,
 ) -> CommitResult:
     """Commit what a row-level job wrote: a row delta for position deletes, else an
@@ -173,7 +179,7 @@ def commit_row_changes(
 
     def commit() -> CommitResult:
         if changes.delete_files:
-            delta = RowDelta(table, branch=branch, commit_key=commit_key)
+            delta = RowDelta(table, branch=branch, commit_key=commit_key, wap_id=wap_id)
             for f in changes.data_files:
                 delta.add_rows(f)
             for d in changes.delete_files:
@@ -190,7 +196,7 @@ def commit_row_changes(
                 delta.validate_no_conflicting_data_files()
             delta.validate_no_conflicting_delete_files()
             return delta.commit()
-        op = OverwriteFiles(table, branch=branch, commit_key=commit_key)
+        op = OverwriteFiles(table, branch=branch, commit_key=commit_key, wap_id=wap_id)
         for f in changes.removed_files:
             op.delete_file(f)
         for d in changes.removed_deletes:

@@ -49,6 +49,7 @@ def replace(
     rows_must_match: bool = False,
     branch: str = "main",
     commit_key: str | None = None,
+    wap_id: str | None = None,
     runner: Runner | None = None,
 ) -> ActionResult:
     """Replace rows of ``table`` with the rows of ``source``, in one snapshot.
@@ -74,6 +75,11 @@ def replace(
 
     ``where`` is checked before any job runs: an unknown column raises
     :class:`ValidationError` and nothing changes.
+
+    With ``wap_id`` the snapshot is staged for write-audit-publish instead (the table
+    needs ``write.wap.enabled=true``): added with ``wap.id`` in its summary and
+    ``branch``'s head as its parent, no branch moved, until
+    :func:`icewright.actions.publish` publishes it.
     """
     check_replace(where, dynamic_partitions, rows_must_match)
     check_source_argument(source)
@@ -90,7 +96,7 @@ def replace(
             forget_job(jobs, current.metadata, current.io, key)
 
     if commit_key is not None:
-        found = find_key(current.metadata, branch, commit_key)
+        found = find_key(current.metadata, branch, commit_key, wap_id)
         if found is not None:
             forget()
             return already_committed(current, found, timer)
@@ -145,8 +151,9 @@ def replace(
                     validate_no_conflicting_deletes=True,
                     branch=branch,
                     commit_key=commit_key,
+                    wap_id=wap_id,
                 )
-            op = OverwriteFiles(current, branch=branch, commit_key=commit_key)
+            op = OverwriteFiles(current, branch=branch, commit_key=commit_key, wap_id=wap_id)
             if condition is None:
                 op.overwrite_by_row_filter(ALWAYS_TRUE)
                 op.conflict_detection_filter(ALWAYS_TRUE)

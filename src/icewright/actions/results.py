@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionResult",
     "GroupFailure",
+    "ReferenceResult",
     "RewriteResult",
     "RowChangeResult",
     "ViewResult",
@@ -135,6 +136,28 @@ class RowChangeResult(ActionResult):
     rows_deleted: int = 0
     delete_files_added: int = 0
     files_read: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReferenceResult:
+    """What a verb on a snapshot reference did (publish, rollback, tag, branch, ...).
+
+    ``ref`` is the reference it changed (``main`` for publish, rollback and
+    set-current); ``snapshot_id`` is where it points now (None once dropped) and
+    ``previous_snapshot_id`` where it pointed before (None if it did not exist).
+    ``committed`` is False when the table already was as asked. ``created_snapshot`` is
+    True when a cherry-pick re-applied changes as a new snapshot. ``refs`` maps every
+    reference of the table to its snapshot afterwards.
+    """
+
+    table: str
+    metadata_location: str
+    committed: bool
+    ref: str
+    snapshot_id: int | None
+    previous_snapshot_id: int | None
+    created_snapshot: bool = False
+    refs: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_COUNT",
     "RememberedCommit",
     "find_commit_key",
+    "find_staged_commit_key",
     "remember",
     "remembered",
 ]
@@ -167,4 +168,16 @@ def find_commit_key(
             return snapshot
         parent = snapshot.parent_snapshot_id
         snapshot = metadata.snapshot_by_id(parent) if parent is not None else None
+    return remembered(metadata, commit_key)
+
+
+def find_staged_commit_key(
+    metadata: TableMetadata, commit_key: str
+) -> Snapshot | RememberedCommit | None:
+    """The commit that already carries ``commit_key`` among all snapshots (a staged,
+    write-audit-publish snapshot is on no branch), else the record of a keyed commit
+    whose snapshot was expired since."""
+    for snapshot in metadata.snapshots:
+        if snapshot.summary is not None and snapshot.summary.get(keys.COMMIT_KEY) == commit_key:
+            return snapshot
     return remembered(metadata, commit_key)

@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
 from icewright.commit.append import FastAppend
-from icewright.commit.commit_keys import RememberedCommit, remembered
-from icewright.commit.snapshot_producer import SnapshotProducer
+from icewright.commit.snapshot_producer import WAP_ENABLED, SnapshotProducer
 from icewright.commit.summary import SummaryBuilder
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
@@ -48,9 +47,6 @@ from icewright.spec.snapshots import (
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["WAP_ENABLED", "ManageSnapshots", "StagedAppend", "ancestor_ids", "drop_ref"]
-
-WAP_ENABLED = "write.wap.enabled"
-"""Table property: staging snapshots with a ``wap.id`` is allowed (default false)."""
 
 Step = Callable[[TableMetadata, int], TableMetadata]
 
@@ -119,8 +115,10 @@ def _changes(io: FileIO, snapshot: Snapshot) -> tuple[list[DataFile], list[DataF
 
 
 class StagedAppend(FastAppend):
-    """A fast append staged for write-audit-publish: the snapshot is added with
-    ``wap.id`` in its summary, its parent is ``main``'s head, and no branch moves.
+    """A fast append staged for write-audit-publish: ``FastAppend`` with ``wap_id``
+    (:class:`~icewright.commit.snapshot_producer.SnapshotOptions`), kept as a name of
+    its own. The snapshot is added with ``wap.id`` in its summary, its parent is
+    ``main``'s head, and no branch moves.
 
     Publish it later with ``ManageSnapshots(table).publish(wap_id).commit()``.
     """
@@ -136,31 +134,13 @@ class StagedAppend(FastAppend):
     ) -> None:
         if not isinstance(wap_id, str) or not wap_id:
             raise ValidationError(f"a staged append needs a non-empty wap_id, got {wap_id!r}")
-        props = {**(snapshot_properties or {}), keys.STAGED_WAP_ID: wap_id}
-        super().__init__(table, files, commit_key=commit_key, snapshot_properties=props)
-        self.wap_id = wap_id
-
-    def apply(self, base: TableMetadata) -> TableMetadata:
-        """``base`` with the staged snapshot added and every reference unchanged."""
-        if base.properties.get(WAP_ENABLED, "false").strip().lower() != "true":
-            raise ValidationError(
-                f"staging a snapshot with wap.id needs table property {WAP_ENABLED}=true "
-                "(as Iceberg Java requires); set it with UpdateProperties first"
-            )
-        with_branch = super().apply(base)
-        staged = with_branch.snapshot_by_id(self.snapshot_id)
-        assert staged is not None
-        return base.add_snapshot(staged)
-
-    def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
-        # A staged snapshot is on no branch: look for the commit key among all snapshots,
-        # then among the keyed commits whose snapshots were expired since.
-        if self.commit_key is None:
-            return None
-        for s in base.snapshots:
-            if _summary(s).get(keys.COMMIT_KEY) == self.commit_key:
-                return s
-        return remembered(base, self.commit_key)
+        super().__init__(
+            table,
+            files,
+            commit_key=commit_key,
+            snapshot_properties=snapshot_properties,
+            wap_id=wap_id,
+        )
 
 
 # --- cherry-pick ----------------------------------------------------------------------
@@ -172,10 +152,10 @@ class _CherryPick(FastAppend):
 
     def __init__(self, table: Table, picked: Snapshot) -> None:
         self.picked = picked
-        self.wap_id = _summary(picked).get(keys.STAGED_WAP_ID) or None
+        published = _summary(picked).get(keys.STAGED_WAP_ID)
         props = {keys.SOURCE_SNAPSHOT_ID: str(picked.snapshot_id)}
-        if self.wap_id:
-            props[keys.PUBLISHED_WAP_ID] = self.wap_id
+        if published:
+            props[keys.PUBLISHED_WAP_ID] = published
         op = picked.operation
         self.is_overwrite = (
             op is Operation.OVERWRITE

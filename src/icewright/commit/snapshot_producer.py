@@ -25,7 +25,12 @@ from typing import Any, TypedDict, Unpack
 from icewright import __version__
 from icewright.catalog.base import Table
 from icewright.commit import summary as keys
-from icewright.commit.commit_keys import RememberedCommit, find_commit_key, remember
+from icewright.commit.commit_keys import (
+    RememberedCommit,
+    find_commit_key,
+    find_staged_commit_key,
+    remember,
+)
 from icewright.commit.summary import SummaryBuilder, with_totals
 from icewright.commit.update import CommitResult, PendingUpdate, commit_updates
 from icewright.errors import ValidationError
@@ -38,6 +43,13 @@ from icewright.spec.table_metadata import TableMetadata
 log = logging.getLogger(__name__)
 
 WRITE_METADATA_PATH = "write.metadata.path"
+WAP_ENABLED = "write.wap.enabled"
+"""Table property: staging snapshots with a ``wap.id`` is allowed (default false)."""
+
+
+def wap_enabled(metadata: TableMetadata) -> bool:
+    """Whether the table allows staged (write-audit-publish) snapshots."""
+    return metadata.properties.get(WAP_ENABLED, "false").strip().lower() == "true"
 
 
 def new_snapshot_id() -> int:
@@ -55,8 +67,13 @@ def metadata_dir(metadata: TableMetadata) -> str:
 class SnapshotOptions:
     """What every snapshot-producing operation is told besides its files: the branch it
     commits to, the commit key that makes it exactly-once (``icewright.commit-key``),
-    extra snapshot summary properties, and whether column names in its filters are
-    case-sensitive.
+    extra snapshot summary properties, whether column names in its filters are
+    case-sensitive, and a write-audit-publish id.
+
+    With ``wap_id`` the snapshot is staged (Java's ``stageOnly`` with ``wap.id``): it is
+    added with ``wap.id`` in its summary and the branch's head as its parent, and no
+    branch moves; :meth:`icewright.commit.ManageSnapshots.publish` publishes it later.
+    The table needs ``write.wap.enabled=true``.
 
     Give it as ``options=`` or give its fields as keywords of the same names (Java's
     ``toBranch``, ``set`` and ``caseSensitive``)::
@@ -70,8 +87,11 @@ class SnapshotOptions:
     commit_key: str | None = None
     snapshot_properties: Mapping[str, str] = dataclasses.field(default_factory=StringMap)
     case_sensitive: bool = True
+    wap_id: str | None = None
 
     def __post_init__(self) -> None:
+        if self.wap_id is not None and (not isinstance(self.wap_id, str) or not self.wap_id):
+            raise ValidationError(f"a WAP id must be non-empty text, got {self.wap_id!r}")
         # kept as an immutable StringMap, which also refuses non-string entries
         if not isinstance(self.snapshot_properties, StringMap):
             props = StringMap(self.snapshot_properties or {})
@@ -94,6 +114,7 @@ class SnapshotKeywords(TypedDict, total=False):
     commit_key: str | None
     snapshot_properties: Mapping[str, str] | None
     case_sensitive: bool
+    wap_id: str | None
 
 
 class SnapshotProducer(PendingUpdate):
@@ -128,6 +149,12 @@ class SnapshotProducer(PendingUpdate):
     def commit_key(self) -> str | None:
         """The commit key recorded with the snapshot (None: not keyed)."""
         return self.options.commit_key
+
+    @property
+    def wap_id(self) -> str | None:
+        """The write-audit-publish id this operation stages its snapshot under (None: the
+        snapshot goes on :attr:`branch`)."""
+        return self.options.wap_id
 
     @property
     def case_sensitive(self) -> bool:
@@ -192,6 +219,12 @@ class SnapshotProducer(PendingUpdate):
                 f"icewright writes format versions 1 and 2; this table is v{base.format_version}"
             )
         base.spec().check_writable()
+        if self.wap_id is not None and not wap_enabled(base):
+            raise ValidationError(
+                f"staging a snapshot with wap.id needs table property {WAP_ENABLED}=true "
+                f"(as Iceberg Java requires): create the table with --property {WAP_ENABLED}=true "
+                "or set it with icewright.commit.UpdateProperties"
+            )
         parent = base.snapshot_for_ref(self.branch)
         self.validate(base, parent)
         builder = SummaryBuilder(
@@ -220,6 +253,8 @@ class SnapshotProducer(PendingUpdate):
         props[keys.ENGINE_VERSION] = __version__
         if self.commit_key is not None:
             props[keys.COMMIT_KEY] = self.commit_key
+        if self.wap_id is not None:
+            props[keys.STAGED_WAP_ID] = self.wap_id
         previous = dict(parent.summary) if parent and parent.summary is not None else None
         if parent is not None and previous is None:
             previous = {}  # a parent without a summary: totals are unknown
@@ -236,9 +271,9 @@ class SnapshotProducer(PendingUpdate):
             summary=Summary(self.operation(), props),
             schema_id=base.current_schema_id,
         )
-        new = base.add_snapshot(snapshot).set_branch_snapshot(
-            self.snapshot_id, self.branch, timestamp_ms=now
-        )
+        new = base.add_snapshot(snapshot)
+        if self.wap_id is None:
+            new = new.set_branch_snapshot(self.snapshot_id, self.branch, timestamp_ms=now)
         if self.commit_key is None:
             return new
         # Recorded in the same metadata file, so that expiring the snapshot later does
@@ -249,6 +284,8 @@ class SnapshotProducer(PendingUpdate):
     def already_committed(self, base: TableMetadata) -> Snapshot | RememberedCommit | None:
         if self.commit_key is None:
             return None
+        if self.wap_id is not None:
+            return find_staged_commit_key(base, self.commit_key)
         return find_commit_key(base, self.branch, self.commit_key)
 
     def result_snapshot(self, metadata: TableMetadata) -> Snapshot | None:

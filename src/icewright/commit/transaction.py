@@ -179,6 +179,7 @@ class Transaction:
         branch: str = MAIN_BRANCH,
         commit_key: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
+        wap_id: str | None = None,
     ) -> FastAppend:
         """A fast append; its files may use specs added earlier in the transaction."""
         return self.add(
@@ -188,6 +189,7 @@ class Transaction:
                 branch=branch,
                 commit_key=commit_key,
                 snapshot_properties=snapshot_properties,
+                wap_id=wap_id,
             )
         )
 

@@ -521,6 +521,19 @@ class StoredBlock:
     stored: bytes | memoryview
 
 
+def stored_block(records: Sequence[bytes], codec: str) -> StoredBlock:
+    """``records`` (encoded) as one block compressed with ``codec``, to be copied whole by
+    :func:`container_file` (when it holds half :data:`BLOCK_BYTES` or more)."""
+    plain = b"".join(records)
+    return StoredBlock(len(records), plain, _compress(codec, plain))
+
+
+def block_length(block: StoredBlock) -> int:
+    """The bytes ``block`` takes in a container file: counts, data and sync marker."""
+    stored = len(block.stored)
+    return len(long_bytes(block.count)) + len(long_bytes(stored)) + stored + SYNC_SIZE
+
+
 def container_file(
     schema: AvroSchema,
     records: Iterable[bytes | EncodedRun | StoredBlock],

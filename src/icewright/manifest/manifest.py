@@ -25,12 +25,16 @@ from icewright.manifest.avro_codec import (
     write_avro,
 )
 from icewright.manifest.avro_encoder import (
+    BLOCK_BYTES,
     FAST_CODECS,
     EncodeError,
     Encoder,
     SchemaCompiler,
+    StoredBlock,
+    block_length,
     container_file,
     long_bytes,
+    stored_block,
 )
 from icewright.manifest.avro_schemas import (
     DATA_FILE_FIELD_ID,
@@ -55,6 +59,10 @@ from icewright.manifest.field_summary import FieldSummaryBuilder
 from icewright.spec.partitioning import PartitionSpec
 from icewright.spec.schema import Schema
 from icewright.spec.types import StructType
+
+_BLOCK_OVERHEAD = 64
+"""More than a block adds to its data: two counts of up to ten bytes each, the 16-byte
+sync marker, and deflate's framing of data that does not compress."""
 
 
 def _check_format_version(format_version: int) -> None:
@@ -110,6 +118,13 @@ class ManifestWriter:
         self._encode = _entry_encoder(self._avro_schema, self.partition_type)
         self._encoded: list[bytes] = []
         self._summaries = [FieldSummaryBuilder(f.field_type) for f in self.partition_type.fields]
+        # What length() has compressed: the first entries as whole blocks, formed as
+        # container_file forms them, so that to_bytes() copies them instead.
+        self._blocks: list[StoredBlock] = []
+        self._blocked = 0  # entries in self._blocks
+        self._blocks_length = 0
+        self._pending_bytes = 0  # encoded bytes of the entries after them
+        self._header_length: int | None = None
 
     # --- adding entries -----------------------------------------------------
 
@@ -165,8 +180,13 @@ class ManifestWriter:
             )
         )
 
-    def add_entry(self, entry: ManifestEntry) -> None:
-        """Add an entry as is, normalized to the form the spec says to store."""
+    def add_entry(self, entry: ManifestEntry, *, max_length: int | None = None) -> bool:
+        """Add an entry as is, normalized to the form the spec says to store.
+
+        With ``max_length``, the entry is added only if the file stays within that many
+        bytes by :meth:`length` (a writer without entries takes any entry); returns
+        whether it was added.
+        """
         stored = self._prepare(entry)
         buf = bytearray()
         try:
@@ -175,10 +195,42 @@ class ManifestWriter:
             raise ValidationError(
                 f"manifest entry for {stored.data_file.file_path}: {exc.path}: {exc.problem}"
             ) from None
+        if (
+            max_length is not None
+            and self._entries
+            and self.length() + len(buf) + _BLOCK_OVERHEAD > max_length
+        ):
+            return False
         for builder, value in zip(self._summaries, stored.data_file.partition, strict=True):
             builder.update(value)
         self._entries.append(stored)
         self._encoded.append(bytes(buf))
+        self._pending_bytes += len(buf)
+        return True
+
+    def length(self) -> int:
+        """The bytes the manifest file would have if finished now, or a little more
+        (Iceberg Java's ``ManifestWriter.length``): exact for the blocks filled so far,
+        which are compressed once, here, and copied by :meth:`to_bytes`; the block being
+        filled counts as its uncompressed size."""
+        if self._header_length is None:
+            self._header_length = len(self._container([]))
+        if self.codec not in FAST_CODECS:
+            return self._header_length + self._pending_bytes + _BLOCK_OVERHEAD
+        while self._pending_bytes >= BLOCK_BYTES:
+            # the next block: entries up to the one that reaches BLOCK_BYTES, as
+            # container_file flushes
+            size, end = 0, self._blocked
+            while size < BLOCK_BYTES:
+                size += len(self._encoded[end])
+                end += 1
+            block = stored_block(self._encoded[self._blocked : end], self.codec)
+            self._blocks.append(block)
+            self._blocks_length += block_length(block)
+            self._blocked = end
+            self._pending_bytes -= size
+        pending = self._pending_bytes + _BLOCK_OVERHEAD if self._pending_bytes else 0
+        return self._header_length + self._blocks_length + pending
 
     @property
     def entries(self) -> tuple[ManifestEntry, ...]:
@@ -326,9 +378,14 @@ class ManifestWriter:
     def to_bytes(self) -> bytes:
         """The Avro manifest file holding every entry added so far."""
         if self.codec in FAST_CODECS:
-            return container_file(self._avro_schema, self._encoded, self.metadata(), self.codec)
+            return self._container([*self._blocks, *self._encoded[self._blocked :]])
         records = [self._entry_record(e) for e in self._entries]
         return write_avro(self._avro_schema, records, self.metadata(), self.codec)
+
+    def _container(self, records: list[bytes | StoredBlock]) -> bytes:
+        if self.codec not in FAST_CODECS:
+            return write_avro(self._avro_schema, [], self.metadata(), self.codec)
+        return container_file(self._avro_schema, records, self.metadata(), self.codec)
 
     def finish(self, manifest_path: str) -> tuple[bytes, ManifestFile]:
         """The manifest bytes and their :class:`ManifestFile`, to be stored at ``manifest_path``."""

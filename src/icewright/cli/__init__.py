@@ -13,6 +13,10 @@
     icewright describe sales.orders ; icewright snapshots sales.orders
     icewright files sales.orders ; icewright read sales.orders --where "region = 'eu'" --limit 10
     icewright wait sales.orders --after current --timeout 600
+    icewright append sales.orders --source /landing/ --wap-id run-42 ; icewright publish \
+        sales.orders --wap-id run-42
+    icewright rollback sales.orders --to-snapshot 123 ; icewright tag sales.orders v1
+    icewright read sales.orders --since 123 --until 456
 
 Global options (before or after the verb): ``--home DIR`` (the embedded default's home,
 else ``ICEWRIGHT_HOME``), ``--catalog URI``, ``--config FILE``, ``--master URL`` (else
@@ -127,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     from icewright.cli import (
         inspect_verbs,
         maintenance_verbs,
+        reference_verbs,
         row_verbs,
         view_verbs,
         write_verbs,
@@ -144,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     write_verbs.register(sub, common)
     row_verbs.register(sub, common)
     maintenance_verbs.register(sub, common)
+    reference_verbs.register(sub, common)
     view_verbs.register(sub, common)
     inspect_verbs.register(sub, common)
     return parser

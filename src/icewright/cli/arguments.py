@@ -14,6 +14,7 @@ from icewright.errors import ValidationError
 
 __all__ = [
     "add_distributed",
+    "add_target",
     "instant_ms",
     "key_value",
     "positive_int",
@@ -23,6 +24,24 @@ __all__ = [
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def add_target(p: argparse.ArgumentParser, *, staging: bool = True) -> None:
+    """``--branch`` (where a write commits) and, with ``staging``, ``--wap-id`` (stage
+    the snapshot for write-audit-publish instead)."""
+    p.add_argument(
+        "--branch",
+        default="main",
+        metavar="BRANCH",
+        help="commit to this branch (created by the write when missing; default main)",
+    )
+    if staging:
+        p.add_argument(
+            "--wap-id",
+            metavar="ID",
+            help="stage the snapshot under this write-audit-publish id without moving any "
+            "branch (needs write.wap.enabled=true); publish it with icewright publish --wap-id",
+        )
 
 
 def instant_ms(text: str, *, now_ms: int | None = None) -> int:

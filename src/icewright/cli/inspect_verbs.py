@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import WHERE_HELP, non_negative_float, snapshot_ref
+from icewright.cli.arguments import WHERE_HELP, instant_ms, non_negative_float, snapshot_ref
 from icewright.cli.output import (
     dump_json,
     format_bytes,
@@ -58,9 +58,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "read",
         parents=[common],
         help="read rows (Spark)",
-        description="Read rows of the current snapshot through Spark.",
+        description="Read rows through Spark: of the current snapshot, of a branch or tag "
+        "(--ref), a snapshot (--snapshot), the one current at a time (--as-of), or only the "
+        "rows appended after --since up to --until (with --changelog: inserted and deleted "
+        "rows, with _change_type, _change_ordinal and _commit_snapshot_id).",
     )
     p.add_argument("table", metavar="TABLE")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--ref", metavar="NAME", help="a branch or tag")
+    which.add_argument("--snapshot", type=int, metavar="SNAPSHOT_ID")
+    which.add_argument(
+        "--as-of", type=instant_ms, metavar="TIME", help="the snapshot current at TIME"
+    )
+    which.add_argument(
+        "--since",
+        metavar="SNAPSHOT",
+        help="only rows appended after this snapshot (an id, branch or tag; exclusive)",
+    )
+    p.add_argument(
+        "--until",
+        metavar="SNAPSHOT",
+        help="with --since: up to this snapshot (inclusive; default: main's current one)",
+    )
+    p.add_argument(
+        "--changelog",
+        action="store_true",
+        help="with --since: inserted and deleted rows, overwrites and deletes included",
+    )
     p.add_argument("--where", metavar="PREDICATE", help="only matching rows: " + WHERE_HELP)
     p.add_argument(
         "--columns", metavar="COLS", help="comma-separated columns (dotted for nested ones)"
@@ -400,7 +424,7 @@ def run_read(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright read``: rows through Spark's read path."""
     from icewright.expressions import sql_filter
     from icewright.scan import TableScan
-    from icewright.spark.read import read_table
+    from icewright.spark.read import read_changes, read_table
 
     if args.limit < 0:
         raise ValidationError(f"--limit must be >= 0 (0 for every row), got {args.limit}")
@@ -415,8 +439,38 @@ def run_read(ctx: Context, args: argparse.Namespace) -> int:
         **({} if where is None else {"row_filter": where}),
         **({} if columns is None else {"columns": columns}),
     ).projection()
+    if args.since is None and (args.until is not None or args.changelog):
+        raise ValidationError("--until and --changelog read a range: give --since as well")
+    # An unknown snapshot, ref or range fails here, before the JVM starts.
+    if args.since is not None:
+        from icewright.scan.incremental import check_appends_only, snapshot_range
+
+        snapshots = snapshot_range(table.metadata, args.since, args.until)
+        if not args.changelog:
+            check_appends_only(snapshots)
+    elif args.snapshot is not None or args.ref is not None or args.as_of is not None:
+        TableScan.of(table, snapshot_id=args.snapshot, ref=args.ref, as_of_ms=args.as_of)
     with spark_progress(ctx.spark_if_started, ctx.stderr, "read"):
-        frame = read_table(ctx.spark, table, filter=where, columns=columns)
+        if args.since is not None:
+            frame = read_changes(
+                ctx.spark,
+                table,
+                start=args.since,
+                end=args.until,
+                changelog=args.changelog,
+                filter=where,
+                columns=columns,
+            )
+        else:
+            frame = read_table(
+                ctx.spark,
+                table,
+                snapshot_id=args.snapshot,
+                ref=args.ref,
+                as_of=args.as_of,
+                filter=where,
+                columns=columns,
+            )
         names = list(frame.columns)
         limited = frame if args.limit == 0 else frame.limit(args.limit + 1)
         rows = [r.asDict(recursive=True) for r in limited.collect()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import WHERE_HELP
+from icewright.cli.arguments import WHERE_HELP, add_target
 from icewright.cli.write_verbs import (
     headline,
     load_table,
@@ -78,6 +78,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--mode", choices=("copy-on-write", "merge-on-read"), help=_MODE_HELP.format("merge")
     )
     p.add_argument("--commit-key", metavar="K", help="exactly-once key: a repeat is a no-op")
+    add_target(p)
     p.set_defaults(handler=run_merge)
 
     p = sub.add_parser(
@@ -94,6 +95,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--mode", choices=("copy-on-write", "merge-on-read"), help=_MODE_HELP.format("delete")
     )
     p.add_argument("--commit-key", metavar="K", help="exactly-once key: a repeat is a no-op")
+    add_target(p)
     p.set_defaults(handler=run_delete)
 
 
@@ -115,6 +117,8 @@ def run_merge(ctx: Context, args: argparse.Namespace) -> int:
             dedupe_by=args.dedupe_by,
             mode=args.mode,
             commit_key=args.commit_key,
+            branch=args.branch,
+            wap_id=args.wap_id,
             runner=ctx.runner,
         )
     return _show(ctx, result, "merged into")
@@ -128,7 +132,15 @@ def run_delete(ctx: Context, args: argparse.Namespace) -> int:
     table = load_table(ctx, args.table)
     where = sql_filter(args.where)
     with working(ctx, "delete"):
-        result = delete(table, where, mode=args.mode, commit_key=args.commit_key, runner=ctx.runner)
+        result = delete(
+            table,
+            where,
+            mode=args.mode,
+            commit_key=args.commit_key,
+            branch=args.branch,
+            wap_id=args.wap_id,
+            runner=ctx.runner,
+        )
     return _show(ctx, result, "deleted rows of")
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from icewright.cli.arguments import (
     WHERE_HELP,
     add_distributed,
+    add_target,
     key_value,
     positive_int,
     size_bytes,
@@ -79,6 +80,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="TABLE")
     source_options(p)
     p.add_argument("--commit-key", metavar="K", help="exactly-once key: a repeat is a no-op")
+    add_target(p)
     p.add_argument(
         "--allow-schema-evolution",
         action="store_true",
@@ -101,6 +103,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     how.add_argument("--dynamic-partitions", action="store_true")
     p.add_argument("--commit-key", metavar="K")
+    add_target(p)
     p.set_defaults(handler=run_replace)
 
     p = sub.add_parser(
@@ -122,6 +125,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--min-input-files", type=positive_int, default=5, metavar="N")
     p.add_argument("--sort", action="store_true", help="range-sort by the table's sort order")
     p.add_argument("--commit-key", metavar="K")
+    add_target(p, staging=False)
     add_distributed(p)
     p.set_defaults(handler=run_rewrite)
 
@@ -199,6 +203,8 @@ def run_append(ctx: Context, args: argparse.Namespace) -> int:
             source,
             allow_schema_evolution=args.allow_schema_evolution,
             commit_key=args.commit_key,
+            branch=args.branch,
+            wap_id=args.wap_id,
             runner=ctx.runner,
         )
     return show_action(ctx, result, headline(result, "appended to"))
@@ -219,6 +225,8 @@ def run_replace(ctx: Context, args: argparse.Namespace) -> int:
             where=where,
             dynamic_partitions=args.dynamic_partitions,
             commit_key=args.commit_key,
+            branch=args.branch,
+            wap_id=args.wap_id,
             runner=ctx.runner,
         )
     return show_action(ctx, result, headline(result, "replaced rows of"))
@@ -239,6 +247,7 @@ def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
             min_input_files=args.min_input_files,
             sort=args.sort,
             commit_key=args.commit_key,
+            branch=args.branch,
             runner=ctx.runner,
             distributed=args.distributed,
         )

@@ -65,7 +65,14 @@ from icewright.spec.schema import Schema
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
-__all__ = ["DEFAULT_MAX_WORKERS", "iter_snapshot_tasks", "plan_snapshot"]
+__all__ = [
+    "DEFAULT_MAX_WORKERS",
+    "ManifestJob",
+    "ManifestPlanner",
+    "iter_snapshot_tasks",
+    "manifest_planner",
+    "plan_snapshot",
+]
 
 FILTER_METRICS = tuple(m for m in METRICS_MAPS if m != "column_sizes")
 """The metrics maps a row filter's evaluation reads (sizes are never compared)."""
@@ -93,7 +100,7 @@ def plan_snapshot(
     :data:`DEFAULT_MAX_WORKERS`). With ``column_stats=False`` only the metrics maps the
     filter reads are decoded, so the tasks' data files may lack the others.
     """
-    return _planner(
+    return manifest_planner(
         metadata,
         io,
         snapshot,
@@ -114,10 +121,10 @@ def iter_snapshot_tasks(
 
     ``data_manifests`` (a set of manifest paths) limits the plan to those data manifests'
     files, for one Spark task's share of a distributed plan."""
-    return _planner(metadata, io, snapshot, **options).iter_tasks()
+    return manifest_planner(metadata, io, snapshot, **options).iter_tasks()
 
 
-def _planner(
+def manifest_planner(
     metadata: TableMetadata,
     io: FileIO,
     snapshot: Snapshot | None,
@@ -129,13 +136,15 @@ def _planner(
     max_workers: int | None = None,
     column_stats: bool = True,
     data_manifests: frozenset[str] | None = None,
-) -> _Planner:
+) -> ManifestPlanner:
+    """A planner of ``snapshot`` (None: one that only reads the manifests it is given)
+    with the options of :func:`plan_snapshot`."""
     if max_workers is not None and (
         isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
     ):
         raise ValidationError(f"max_workers must be a positive integer, got {max_workers!r}")
     scan_schema = metadata.schema() if schema is None else schema
-    return _Planner(
+    return ManifestPlanner(
         metadata=metadata,
         io=io,
         snapshot=snapshot,
@@ -159,7 +168,7 @@ class _SpecFilters:
 
 
 @dataclass(frozen=True, slots=True)
-class _Job:
+class ManifestJob:
     """Reading one manifest: ``fetch`` is the I/O and the decompression (the manifest and
     its opened file), ``decode`` turns them into the entries kept."""
 
@@ -191,8 +200,10 @@ def _restrict_to_equality_columns(f: DataFile) -> DataFile:
     )
 
 
-class _Planner:
-    """One planning run of one snapshot."""
+class ManifestPlanner:
+    """One planning run: the manifests and entries of a snapshot that a filter may match,
+    with their delete files. :func:`plan_snapshot` plans a whole snapshot with it;
+    :mod:`icewright.scan.incremental` plans the manifests a range of snapshots added."""
 
     def __init__(
         self,
@@ -368,10 +379,10 @@ class _Planner:
             return _ManifestResult(out, max(0, live - len(out)))
         return _ManifestResult(out, refused[0])
 
-    def read_all(self, jobs: list[_Job]) -> list[_ManifestResult]:
+    def read_all(self, jobs: list[ManifestJob]) -> list[_ManifestResult]:
         return list(self.results(jobs))
 
-    def results(self, jobs: list[_Job]) -> Iterator[_ManifestResult]:
+    def results(self, jobs: list[ManifestJob]) -> Iterator[_ManifestResult]:
         """Each job's result, in order. Threads fetch, decompress and index manifests (reads
         from an object store overlap; zlib and the compiled decoder's walk over the entries
         run without the GIL, beside the decoding); they are decoded here one after another,
@@ -402,7 +413,7 @@ class _Planner:
     def jobs(
         self, snapshot: Snapshot
     ) -> tuple[
-        list[_Job],
+        list[ManifestJob],
         list[ManifestContent],
         dict[ManifestContent, int],
         dict[ManifestContent, int],
@@ -413,7 +424,7 @@ class _Planner:
         all_metrics = any(
             not isinstance(m, str) and m.content is ManifestContent.DELETES for m in listed
         )
-        jobs: list[_Job] = []
+        jobs: list[ManifestJob] = []
         kinds: list[ManifestContent] = []
         totals = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
         scanned = {ManifestContent.DATA: 0, ManifestContent.DELETES: 0}
@@ -425,14 +436,14 @@ class _Planner:
                 totals[ManifestContent.DATA] += 1
                 scanned[ManifestContent.DATA] += 1
                 kinds.append(ManifestContent.DATA)
-                jobs.append(_Job(partial(self.fetch_inline, m, snapshot), self.read))
+                jobs.append(ManifestJob(partial(self.fetch_inline, m, snapshot), self.read))
                 continue
             totals[m.content] += 1
             if self.keep_manifest(m):
                 scanned[m.content] += 1
                 kinds.append(m.content)
                 read = partial(self.read, all_metrics=all_metrics)
-                jobs.append(_Job(partial(self.fetch, m, all_metrics=all_metrics), read))
+                jobs.append(ManifestJob(partial(self.fetch, m, all_metrics=all_metrics), read))
         return jobs, kinds, totals, scanned
 
     def _wanted(self, m: ManifestFile | str) -> bool:

@@ -32,8 +32,10 @@ Two Spark behaviours shape the read schema:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -49,8 +51,12 @@ from icewright.spark.types import FIELD_ID_KEY
 # name_mapping (Parquet footers, files without field ids), reader (the plan-to-DataFrame
 # read); deletes are in deletes.py.
 __all__ = [
+    "CHANGE_ORDINAL",
+    "CHANGE_TYPE",
+    "COMMIT_SNAPSHOT_ID",
     "FIELD_ID_KEY",
     "NAME_MAPPING_PROPERTY",
+    "read_changes",
     "read_columns",
     "read_plan",
     "read_table",
@@ -113,6 +119,77 @@ def read_plan(
     """
     metadata, io = _source(table)
     return _Reader(spark, metadata, io, plan, row_ids=row_ids).frame()
+
+
+CHANGE_TYPE = "_change_type"
+CHANGE_ORDINAL = "_change_ordinal"
+COMMIT_SNAPSHOT_ID = "_commit_snapshot_id"
+"""The changelog's columns, named as Spark's ``changes`` view names them."""
+
+
+def read_changes(
+    spark: SparkSession,
+    table: Source,
+    *,
+    start: int | str | None,
+    end: int | str | None = None,
+    changelog: bool = False,
+    filter: Expression | str | None = None,
+    columns: Sequence[str] | str | None = None,
+    case_sensitive: bool = True,
+) -> DataFrame:
+    """The rows the snapshots after ``start`` up to ``end`` (default: the current one)
+    appended, planned from the manifests those snapshots wrote
+    (:mod:`icewright.scan.incremental`; ids, branch or tag names). An overwrite or delete
+    in the range is a :class:`~icewright.errors.ValidationError`; with ``changelog`` the
+    range's inserted and deleted rows are read instead, with
+    :data:`CHANGE_TYPE` (``INSERT``/``DELETE``), :data:`CHANGE_ORDINAL` and
+    :data:`COMMIT_SNAPSHOT_ID` columns, as Spark's changelog view gives them."""
+    from pyspark.sql import functions as sf
+
+    from icewright.scan.incremental import (
+        iter_changelog_groups,
+        plan_appends,
+        plan_changelog,
+        snapshot_range,
+    )
+
+    scan = TableScan.of(
+        table,
+        row_filter=filter,
+        case_sensitive=case_sensitive,
+        columns=None if columns is None else ((columns,) if isinstance(columns, str) else columns),
+    )
+    metadata, io = scan.metadata, scan.io
+    snapshots = snapshot_range(metadata, start, end)
+    options: dict[str, Any] = {
+        "row_filter": scan.bound_filter(),
+        "projected_schema": scan.projection(),
+        "case_sensitive": case_sensitive,
+    }
+    if not changelog:
+        return read_plan(spark, (metadata, io), plan_appends(metadata, io, snapshots, **options))
+    plan, changes = plan_changelog(metadata, io, snapshots, **options)
+    frames = []
+    for kind, ordinal, sid, tasks in iter_changelog_groups(changes):
+        part = dataclasses.replace(plan, tasks=tasks)
+        frames.append(
+            read_plan(spark, (metadata, io), part)
+            .withColumn(CHANGE_TYPE, sf.lit(str(kind)))
+            .withColumn(CHANGE_ORDINAL, sf.lit(ordinal))
+            .withColumn(COMMIT_SNAPSHOT_ID, sf.lit(sid))
+        )
+    if not frames:
+        empty = read_plan(spark, (metadata, io), dataclasses.replace(plan, tasks=()))
+        return (
+            empty.withColumn(CHANGE_TYPE, sf.lit(None).cast("string"))
+            .withColumn(CHANGE_ORDINAL, sf.lit(None).cast("int"))
+            .withColumn(COMMIT_SNAPSHOT_ID, sf.lit(None).cast("long"))
+        )
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
 
 
 def read_columns(spark: SparkSession, table: Source) -> DataFrame:

@@ -69,6 +69,7 @@ from icewright.catalog.metadata_files import (
     table_metadata_from_document,
     view_metadata_from_document,
 )
+from icewright.catalog.metadata_log import delete_removed_metadata_files
 from icewright.catalog.purge import referenced_files
 from icewright.errors import (
     CommitFailed,
@@ -545,13 +546,20 @@ class FileSystemCatalog(Catalog):
         new_metadata = self._check_table_metadata(new_metadata)
         self._check_location(ident, new_metadata.location, TABLE)
         io = self.file_io(new_metadata.location)
+        read: list[TableMetadata] = []
 
         def make(document: dict[str, Any], path: str) -> TableMetadata:
             # The base is the current version, already read: no second read.
             base = table_metadata_from_document(document, path)
-            return self._with_base_in_log(io, base_metadata_location, new_metadata, base)
+            committed = self._with_base_in_log(io, base_metadata_location, new_metadata, base)
+            read[:] = [base, committed]
+            return committed
 
-        return self._commit(ident, TABLE, base_metadata_location, make, new_metadata.properties)
+        location = self._commit(ident, TABLE, base_metadata_location, make, new_metadata.properties)
+        # v<N+1> is ours (a lost race or an unknown outcome raised): the commit landed.
+        base, committed = read
+        delete_removed_metadata_files(io, base_metadata_location, committed, location, base)
+        return location
 
     # --- views -------------------------------------------------------------------
 

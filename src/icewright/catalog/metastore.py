@@ -31,6 +31,7 @@ from icewright.catalog.metadata_files import (
     read_view_metadata,
     write_new_metadata,
 )
+from icewright.catalog.metadata_log import delete_removed_metadata_files
 from icewright.errors import CommitFailed, NoSuchFile
 from icewright.io import FileIO
 from icewright.spec.table_metadata import TableMetadata
@@ -132,6 +133,10 @@ class MetastoreCatalog(Catalog):
         self._swap_pointer(
             ident, kind, token=token, base=base, new=location, metadata=new_metadata, io=io
         )
+        if isinstance(new_metadata, TableMetadata):
+            # The swap returned: the commit is known to have landed (an unknown outcome or a
+            # refusal raised above), so the files the log dropped may go.
+            delete_removed_metadata_files(io, base, new_metadata, location)
         return location
 
     # --- tables ------------------------------------------------------------------------

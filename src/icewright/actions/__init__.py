@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from icewright.actions.delete import delete
     from icewright.actions.ensure import EnsureResult, ensure_table
     from icewright.actions.health import TableHealth, table_health
-    from icewright.actions.maintenance import expire, remove_orphan_files
+    from icewright.actions.maintenance import expire, remove_orphan_files, rewrite_manifests
     from icewright.actions.merge import merge
     from icewright.actions.references import (
         branch,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from icewright.actions.results import (
         ActionResult,
         GroupFailure,
+        ManifestRewriteResult,
         ReferenceResult,
         RewriteResult,
         RowChangeResult,
@@ -81,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "TableHealth": "health",
     "expire": "maintenance",
     "remove_orphan_files": "maintenance",
+    "rewrite_manifests": "maintenance",
     "replace": "replace",
     "merge": "merge",
     "delete": "delete",
@@ -103,6 +105,7 @@ _EXPORTS: dict[str, str] = {
     "snapshot_record": "watch",
     "ActionResult": "results",
     "GroupFailure": "results",
+    "ManifestRewriteResult": "results",
     "ReferenceResult": "results",
     "RewriteResult": "results",
     "RowChangeResult": "results",
@@ -120,6 +123,7 @@ __all__ = [
     "EnsureResult",
     "GroupFailure",
     "LocalRunner",
+    "ManifestRewriteResult",
     "PollResult",
     "ReferenceResult",
     "RewriteResult",
@@ -148,6 +152,7 @@ __all__ = [
     "remove_orphan_files",
     "replace",
     "rewrite",
+    "rewrite_manifests",
     "rollback",
     "set_current",
     "snapshot_record",

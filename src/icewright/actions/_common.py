@@ -1,11 +1,13 @@
-"""What every action shares: finding the catalog and the table, timing the phases."""
+"""What every action shares: finding the catalog and the table, resolving a source that
+names a table, timing the phases."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from icewright.errors import ValidationError
 
@@ -58,6 +60,52 @@ def load(table: TableLike, catalog: CatalogLike) -> Table:
     if isinstance(table, Table):
         return table.refresh()
     return resolve_catalog(catalog).load_table(identifier(table))
+
+
+def resolve_source(source: Any, catalog: Catalog) -> Any:
+    """``source`` ready for a job: an ``iceberg:`` source (text or
+    :class:`~icewright.spark.sources.TableSource`) names a table of ``catalog``,
+    which is loaded now, its snapshot, ref or range checked (a ref or snapshot that does
+    not exist, a range whose start is not an ancestor of its end, an overwrite inside an
+    appends range: :class:`ValidationError`, before any job) and its metadata location
+    fixed, so the job reads exactly the state checked. Any other source is returned as
+    it is."""
+    if isinstance(source, str) and source.strip().lower().startswith(_TABLE_SOURCES):
+        from icewright.spark.sources import TableSource
+
+        source = TableSource.parse(source)
+    if type(source).__name__ != "TableSource" or source.metadata_location is not None:
+        return source
+    from icewright.scan import TableScan
+    from icewright.scan.incremental import check_appends_only, snapshot_range
+
+    from icewright.errors import NoSuchTable
+
+    try:
+        read = catalog.load_table(source.table)
+    except NoSuchTable as e:
+        raise NoSuchTable(f"the source {source} cannot be read: {e}") from None
+    metadata = read.metadata
+    if source.is_range:
+        snapshots = snapshot_range(metadata, source.start, source.end)
+        if not source.changelog:
+            check_appends_only(snapshots)
+    elif source.snapshot is not None:
+        selector = source.snapshot
+        if selector in metadata.refs:
+            TableScan.of(read, ref=selector)
+        elif selector.lstrip("-").isdigit():
+            TableScan.of(read, snapshot_id=int(selector))
+        else:
+            raise ValidationError(
+                f"the source {source} names {selector!r}, which is neither a snapshot id nor "
+                f"a branch or tag of {read.identifier} (its references: "
+                f"{', '.join(sorted(metadata.refs)) or 'none'})"
+            )
+    return dataclasses.replace(source, metadata_location=read.metadata_location, io=read.io)
+
+
+_TABLE_SOURCES = ("iceberg:", "iceberg-changelog:")
 
 
 def runner_or_default(runner: Runner | None) -> Runner:

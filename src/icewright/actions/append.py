@@ -11,6 +11,7 @@ from icewright.actions._common import (
     TableLike,
     Timer,
     load,
+    resolve_source,
     runner_or_default,
 )
 from icewright.actions.arguments import check_branch, check_commit_key, check_source_argument
@@ -70,6 +71,7 @@ def append(
     check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    source = resolve_source(source, current.catalog)
     jobs = runner_or_default(runner)
     key = job_key(commit_key, "append")
     if commit_key is not None:

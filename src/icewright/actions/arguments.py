@@ -117,7 +117,7 @@ def check_source(source: object, *, paths_exist: bool = True) -> None:
 def check_source_argument(source: object) -> None:
     """:func:`check_source` for a source given as text; a Spark DataFrame is left to the
     runner (checked by name: pyspark is not imported for this)."""
-    if type(source).__name__ != "DataFrame":
+    if type(source).__name__ not in ("DataFrame", "TableSource"):
         check_source(source)
 
 
@@ -247,6 +247,14 @@ def check_rewrite(
             continue
         _check_count(value, name)
     check_where(where)
+
+
+def check_rewrite_manifests(spec_id: object = None, target_size_bytes: object = None) -> None:
+    """The options of :func:`icewright.actions.rewrite_manifests`."""
+    if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int)):
+        raise ValidationError(f"spec_id must be a partition spec id (an integer), got {spec_id!r}")
+    if target_size_bytes is not None:
+        _check_count(target_size_bytes, "target_size_bytes")
 
 
 def check_expire(older_than: object = None, retain_last: object = None) -> None:

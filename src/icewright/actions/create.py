@@ -13,6 +13,7 @@ from icewright.actions._common import (
     Timer,
     identifier,
     resolve_catalog,
+    resolve_source,
     runner_or_default,
 )
 from icewright.actions.append import append, commit_written, delete_paths, keyed
@@ -87,6 +88,8 @@ def create(
     check_commit_key(commit_key)
     jobs = runner_or_default(runner) if source is not None else None
     plan = Timer()
+    if source is not None:
+        source = resolve_source(source, resolve_catalog(catalog))
     if schema is None:
         assert jobs is not None and source is not None
         with plan.phase("plan"):

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
-from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
+from icewright.actions._common import (
+    CatalogLike,
+    TableLike,
+    Timer,
+    load,
+    resolve_source,
+    runner_or_default,
+)
 from icewright.actions.append import (
     already_committed,
     commit_written,
@@ -96,6 +103,7 @@ def merge(
     check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    source = resolve_source(source, current.catalog)
     schema = current.metadata.schema()
     names = {f.name.lower() for f in schema.fields}
     unknown = [k for k in keys if k.lower() not in names]

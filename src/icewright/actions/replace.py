@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from icewright.actions._common import CatalogLike, TableLike, Timer, load, runner_or_default
+from icewright.actions._common import (
+    CatalogLike,
+    TableLike,
+    Timer,
+    load,
+    resolve_source,
+    runner_or_default,
+)
 from icewright.actions.append import (
     already_committed,
     commit_written,
@@ -87,6 +94,7 @@ def replace(
     check_commit_key(commit_key)
     timer = Timer()
     current = load(table, catalog)
+    source = resolve_source(source, current.catalog)
     check_where_columns(where, current.metadata.schema())
     jobs = runner_or_default(runner)
     keys = (job_key(commit_key, "replace"), job_key(commit_key, "replace", "keep"))

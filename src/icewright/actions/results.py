@@ -1,7 +1,8 @@
 """Typed results of the actions: what each verb committed (or found already committed).
 
 Every result is frozen. :class:`ActionResult` describes one snapshot-producing commit;
-:class:`RewriteResult` adds what a compaction did per file group, :class:`ViewResult`
+:class:`RewriteResult` adds what a compaction did per file group,
+:class:`ManifestRewriteResult` what a manifest rewrite did, :class:`ViewResult`
 describes a committed view version and :class:`WaitResult` the snapshots a wait found.
 """
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionResult",
     "GroupFailure",
+    "ManifestRewriteResult",
     "ReferenceResult",
     "RewriteResult",
     "RowChangeResult",
@@ -117,6 +119,24 @@ class RewriteResult(ActionResult):
     groups_rewritten: int = 0
     failed_groups: tuple[GroupFailure, ...] = ()
     commits: tuple[ActionResult, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestRewriteResult(ActionResult):
+    """A manifest rewrite: its snapshot and what it did to the manifests.
+
+    ``manifests_replaced`` data manifests were rewritten as ``manifests_created`` ones
+    holding the same ``entries_processed`` live files; ``manifests_kept`` were listed as
+    they were (other specs' or, after a retry, ones another commit added), delete
+    manifests not counted. ``distributed`` says whether a Spark job wrote the manifests.
+    Nothing to rewrite: ``committed`` False and every count 0.
+    """
+
+    manifests_replaced: int = 0
+    manifests_created: int = 0
+    manifests_kept: int = 0
+    entries_processed: int = 0
+    distributed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,6 +32,7 @@ and an error document saying so is written while the process still can.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -156,7 +157,7 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
     )
 
 
-_MAINTENANCE = ("expire-files", "orphan-files", "rewrite-groups")
+_MAINTENANCE = ("expire-files", "orphan-files", "rewrite-groups", "rewrite-manifests")
 
 
 def _row_changes(runner: LocalRunner, kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,6 +214,19 @@ def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dic
             cutoff_ms=int(spec["cutoff-ms"]),
             skip_prefix=str(spec["skip-prefix"]),
         )
+    if kind == "rewrite-manifests":
+        from icewright.runners.maintenance import manifest_groups_from_json
+        from icewright.spark import manifest_rewrite
+
+        return manifest_rewrite.rewrite_manifests(
+            spark,
+            metadata,
+            io,
+            manifest_groups_from_json(spec),
+            snapshot_id=int(spec["snapshot-id"]),
+            target_size_bytes=int(spec["target-size-bytes"]),
+            prefix=str(spec["prefix"]),
+        )
     snapshot = metadata.snapshot_by_id(int(spec["snapshot-id"]))
     if snapshot is None:
         raise ValidationError(f"the table has no snapshot {spec['snapshot-id']} to plan")
@@ -232,6 +246,7 @@ def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dic
 
 
 def _source(spec: Mapping[str, Any]) -> Source:
+    from icewright.spark.sources import METADATA_LOCATION_OPTION, TableSource
     from icewright.spark.write import PathSource, parse_source
 
     text = spec.get("source")
@@ -244,6 +259,9 @@ def _source(spec: Mapping[str, Any]) -> Source:
     options = spec.get("source-options") or []
     if options and isinstance(source, PathSource):
         source = PathSource(source.path, source.format, tuple((str(k), str(v)) for k, v in options))
+    if isinstance(source, TableSource):
+        location = dict((str(k), str(v)) for k, v in options).get(METADATA_LOCATION_OPTION)
+        source = dataclasses.replace(source, metadata_location=location)
     return source
 
 

@@ -67,8 +67,10 @@ from icewright.runners.submit_command import last_error, spark_submit_command, s
 if TYPE_CHECKING:
     from icewright.commit.orphans import FoundOrphans, OrphanSearch
     from icewright.commit.reachability import UnreachableFiles
+    from icewright.commit.rewrite_manifests import ManifestRewrite
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.manifest.data_file import ManifestFile
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
@@ -91,6 +93,7 @@ _TAIL_LINES = 40
 
 
 def _source_text(source: Source) -> tuple[str, list[list[str]]]:
+    from icewright.spark.sources import METADATA_LOCATION_OPTION, TableSource
     from icewright.spark.write import CallableSource, PathSource, SqlSource
 
     if isinstance(source, str):
@@ -101,6 +104,8 @@ def _source_text(source: Source) -> tuple[str, list[list[str]]]:
         return f"{source.format}:{source.path}", [list(o) for o in source.options]
     if isinstance(source, CallableSource):
         return source.target, []
+    if isinstance(source, TableSource) and source.metadata_location is not None:
+        return str(source), [[METADATA_LOCATION_OPTION, source.metadata_location]]
     raise ValidationError(
         "the spark-submit runner runs the job in another process and needs the source as "
         "text ('sql:<query>', '<format>:<path>', a path or 'pkg.module:function'), not a "
@@ -313,6 +318,19 @@ class SparkSubmitRunner:
             "min-input-files": rules.min_input_files,
         }
         return groups_from_json(self._maintenance_job(metadata, io, spec), metadata)
+
+    def rewrite_manifests(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        groups: Mapping[int, Sequence[ManifestFile]],
+        **options: Any,
+    ) -> ManifestRewrite:
+        """See :meth:`icewright.runners.base.Runner.rewrite_manifests`."""
+        from icewright.runners.maintenance import manifest_rewrite, manifest_rewrite_job
+
+        spec = manifest_rewrite_job(metadata, groups, **options)
+        return manifest_rewrite(self._maintenance_job(metadata, io, spec), groups)
 
     def _maintenance_job(
         self, metadata: TableMetadata, io: FileIO, spec: dict[str, Any]

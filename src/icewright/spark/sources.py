@@ -1,9 +1,10 @@
-"""Where a write job's rows come from: a DataFrame, a Spark SQL query, files at a path, or
-an importable function returning a DataFrame.
+"""Where a write job's rows come from: a DataFrame, a Spark SQL query, files at a path, an
+importable function returning a DataFrame, or an Iceberg table (whole, at a snapshot, or
+the rows a range of its snapshots appended).
 
 :func:`parse_source` reads the text form (``sql:...``, ``<format>:<path>``, a path,
-``pkg.module:function``); :func:`load_source` turns any source into a DataFrame, a bad one
-into :class:`~icewright.errors.ValidationError`.
+``pkg.module:function``, ``iceberg:ns.table[@...]``); :func:`load_source` turns any source
+into a DataFrame, a bad one into :class:`~icewright.errors.ValidationError`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
 from icewright.errors import IcewrightError, ValidationError
-from icewright.io.base import uri_scheme
+from icewright.io.base import FileIO, uri_scheme
 from icewright.io.loader import load_file_io
 from icewright.spark.failures import spark_failure
 
@@ -26,6 +27,7 @@ __all__ = [
     "PathSource",
     "Source",
     "SqlSource",
+    "TableSource",
     "check_path",
     "first_line",
     "load_source",
@@ -70,14 +72,85 @@ class CallableSource:
     target: str
 
 
-Source = DataFrame | SqlSource | PathSource | CallableSource | str
+@dataclass(frozen=True, slots=True)
+class TableSource:
+    """The rows of an Iceberg table of the catalog the job writes to.
+
+    Text forms: ``iceberg:ns.table`` (its current snapshot), ``iceberg:ns.table@S`` (a
+    snapshot id, branch or tag), ``iceberg:ns.table@A..B`` (only the rows the snapshots
+    after ``A`` up to ``B`` appended: ``A`` exclusive, ``B`` inclusive, either an id, a
+    branch or a tag; ``A..`` runs to main's current snapshot, ``..B`` from the first),
+    and ``iceberg-changelog:ns.table@A..B`` (the range's inserted and deleted rows, with
+    ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``). An overwrite or
+    delete inside an appends range is an error naming it.
+
+    A source is resolved against the catalog before a job runs
+    (:func:`icewright.actions.arguments.resolve_source`): ``metadata_location`` is the
+    table's metadata file then, so the job reads exactly that state of the table (``io``
+    reads it in this process; a ``spark-submit`` job uses the FileIO properties it is
+    given).
+    """
+
+    table: str
+    snapshot: str | None = None
+    start: str | None = None
+    end: str | None = None
+    is_range: bool = False
+    changelog: bool = False
+    metadata_location: str | None = None
+    io: FileIO | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        head = "iceberg-changelog" if self.changelog else "iceberg"
+        if self.is_range:
+            return f"{head}:{self.table}@{self.start or ''}..{self.end or ''}"
+        return f"{head}:{self.table}" + ("" if self.snapshot is None else f"@{self.snapshot}")
+
+    @classmethod
+    def parse(cls, text: str) -> TableSource:
+        """The source of an ``iceberg:`` or ``iceberg-changelog:`` text."""
+        head, _, rest = text.strip().partition(":")
+        changelog = head.lower() == "iceberg-changelog"
+        name, at, selector = rest.strip().rpartition("@") if "@" in rest else (rest, "", "")
+        name = name.strip()
+        if not name:
+            raise ValidationError(f"the source {text!r} names no table: use iceberg:ns.table")
+        if not at:
+            if changelog:
+                raise ValidationError(
+                    f"the source {text!r} needs a range: iceberg-changelog:{name}@A..B"
+                )
+            return cls(name)
+        if ".." not in selector:
+            if changelog or not selector.strip():
+                raise ValidationError(
+                    f"the source {text!r} needs a snapshot after '@' (an id, branch or tag) "
+                    "or a range A..B"
+                )
+            return cls(name, snapshot=selector.strip())
+        start, _, end = selector.partition("..")
+        return cls(
+            name,
+            start=start.strip() or None,
+            end=end.strip() or None,
+            is_range=True,
+            changelog=changelog,
+        )
+
+
+METADATA_LOCATION_OPTION = "metadata-location"
+"""The option that carries a resolved :class:`TableSource`'s metadata location to a job."""
+
+Source = DataFrame | SqlSource | PathSource | CallableSource | TableSource | str
 """Anything :func:`write_files` accepts; a string is read by :func:`parse_source`."""
 
 
-def parse_source(text: str) -> SqlSource | PathSource | CallableSource:
+def parse_source(text: str) -> SqlSource | PathSource | CallableSource | TableSource:
     """Read a source from its text form.
 
     * ``sql:SELECT ...`` -- a Spark SQL query;
+    * ``iceberg:ns.table[@S | @A..B]``, ``iceberg-changelog:ns.table@A..B`` -- an Iceberg
+      table of the same catalog (see :class:`TableSource`);
     * ``parquet:<path>``, ``csv:<path>``, ``json:<path>``, ``orc:<path>`` -- files;
     * ``pkg.module:function`` -- an importable callable returning a DataFrame;
     * any other text is a path; its format comes from its extension (parquet when it
@@ -91,6 +164,8 @@ def parse_source(text: str) -> SqlSource | PathSource | CallableSource:
         if not rest.strip():
             raise ValidationError("the sql: source has no query after 'sql:'")
         return SqlSource(rest.strip())
+    if sep and head.lower() in ("iceberg", "iceberg-changelog"):
+        return TableSource.parse(text)
     if sep and head.lower() in FORMATS:
         if not rest:
             raise ValidationError(f"the {head}: source has no path after '{head}:'")
@@ -114,6 +189,8 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
             return _read_path(spark, source)
         if isinstance(source, CallableSource):
             return _call(spark, source)
+        if isinstance(source, TableSource):
+            return _read_table_source(spark, source)
     except IcewrightError:
         raise
     except Exception as e:
@@ -157,6 +234,36 @@ def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
     return reader.options(**options).load(source.path)
 
 
+def _read_table_source(spark: SparkSession, source: TableSource) -> DataFrame:
+    import json
+    import os
+
+    from icewright.catalog.metadata_files import (
+        read_metadata_document,
+        table_metadata_from_document,
+    )
+    from icewright.io.secrets import IO_PROPERTIES_ENV
+    from icewright.spark.read import read_changes, read_table
+
+    location = source.metadata_location
+    if location is None:
+        raise ValidationError(
+            f"the source {source} was not resolved against a catalog: pass it to an icewright "
+            "action, which reads the table's current metadata location first"
+        )
+    io = source.io or load_file_io(location, json.loads(os.environ.get(IO_PROPERTIES_ENV) or "{}"))
+    metadata = table_metadata_from_document(read_metadata_document(io, location), location)
+    if source.is_range:
+        return read_changes(
+            spark, (metadata, io), start=source.start, end=source.end, changelog=source.changelog
+        )
+    if source.snapshot is None:
+        return read_table(spark, (metadata, io))
+    if source.snapshot in metadata.refs:
+        return read_table(spark, (metadata, io), ref=source.snapshot)
+    return read_table(spark, (metadata, io), snapshot_id=int(source.snapshot))
+
+
 def _call(spark: SparkSession, source: CallableSource) -> DataFrame:
     module_name, _, attr = source.target.partition(":")
     try:
@@ -185,8 +292,10 @@ def _call(spark: SparkSession, source: CallableSource) -> DataFrame:
     return result
 
 
-def _describe(source: SqlSource | PathSource | CallableSource) -> str:
+def _describe(source: SqlSource | PathSource | CallableSource | TableSource) -> str:
     """A source as the user wrote it (``parquet:/landing/x``, ``sql:SELECT ...``)."""
+    if isinstance(source, TableSource):
+        return str(source)
     if isinstance(source, PathSource):
         return f"{source.format}:{source.path}"
     if isinstance(source, SqlSource):

@@ -15,13 +15,13 @@ Data: :func:`fast_append`, :func:`append` (:class:`MergeAppend`), :func:`overwri
 (:class:`OverwriteFiles`), :func:`replace_partitions` (:class:`ReplacePartitions`),
 :func:`delete_files` (:class:`DeleteFiles`), :func:`rewrite_files` (:class:`RewriteFiles`),
 :class:`RowDelta`. Maintenance: :func:`expire_snapshots` (:class:`ExpireSnapshots`),
-:func:`remove_orphan_files`. Metadata: :func:`update_schema` (:class:`UpdateSchema`),
-:class:`UpdatePartitionSpec`, :class:`ReplaceSortOrder`, :class:`UpdateProperties`,
-:class:`ManageSnapshots` (branches, tags, rollback, cherry-pick, write-audit-publish),
-:class:`Transaction` (several updates in one commit), :func:`commit_tables` (several
-tables in one catalog transaction). Tables: :func:`create_table`,
-:func:`create_or_replace_table`, :func:`register_table`, :func:`drop_table`. Views:
-:func:`create_view`, :func:`replace_view`, :func:`drop_view`.
+:func:`remove_orphan_files`, :func:`rewrite_manifests` (:class:`RewriteManifests`).
+Metadata: :func:`update_schema` (:class:`UpdateSchema`), :class:`UpdatePartitionSpec`,
+:class:`ReplaceSortOrder`, :class:`UpdateProperties`, :class:`ManageSnapshots` (branches,
+tags, rollback, cherry-pick, write-audit-publish), :class:`Transaction` (several updates
+in one commit), :func:`commit_tables` (several tables in one catalog transaction).
+Tables: :func:`create_table`, :func:`create_or_replace_table`, :func:`register_table`,
+:func:`drop_table`. Views: :func:`create_view`, :func:`replace_view`, :func:`drop_view`.
 
 Importing this package is cheap: each name is imported from its module on first use
 (PEP 562), so ``import icewright.commit`` loads no catalog driver, Avro or Arrow code.
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from icewright.commit.properties import SetLocation, UpdateProperties, UpgradeFormatVersion
     from icewright.commit.refs import ManageSnapshots, StagedAppend
     from icewright.commit.rewrite import RewriteFiles, rewrite_files
+    from icewright.commit.rewrite_manifests import RewriteManifests, rewrite_manifests
     from icewright.commit.row_delta import RowDelta
     from icewright.commit.schema_update import UpdateSchema, update_schema
     from icewright.commit.spec_update import ReplaceSortOrder, UpdatePartitionSpec
@@ -105,6 +106,8 @@ _EXPORTS: dict[str, str] = {
     "expire_snapshots": "expire",
     "OrphanResult": "orphans",
     "remove_orphan_files": "orphans",
+    "RewriteManifests": "rewrite_manifests",
+    "rewrite_manifests": "rewrite_manifests",
     # metadata changes
     "UpdateSchema": "schema_update",
     "update_schema": "schema_update",
@@ -142,6 +145,7 @@ __all__ = [
     "ReplacePartitions",
     "ReplaceSortOrder",
     "RewriteFiles",
+    "RewriteManifests",
     "RowDelta",
     "SetLocation",
     "StagedAppend",
@@ -168,6 +172,7 @@ __all__ = [
     "replace_partitions",
     "replace_view",
     "rewrite_files",
+    "rewrite_manifests",
     "update_schema",
 ]
 

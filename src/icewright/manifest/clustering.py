@@ -48,9 +48,10 @@ from icewright.spec.types import (
     UUIDType,
 )
 
-__all__ = ["as_existing", "cluster", "partition_sort_key", "write_rolling"]
+__all__ = ["PartitionKey", "as_existing", "cluster", "partition_sort_key", "write_rolling"]
 
 PartitionKey = Callable[[Sequence[Any]], bytes]
+"""A partition tuple's sort key (:func:`partition_sort_key`)."""
 
 _INTEGRAL = (
     IntegerType,

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from icewright.commit.orphans import FoundOrphans, OrphanSearch
     from icewright.commit.reachability import UnreachableFiles
+    from icewright.commit.rewrite_manifests import ManifestRewrite
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.manifest.data_file import ManifestFile
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
@@ -139,6 +141,21 @@ class Runner(Protocol):
     ) -> list[RewriteGroup]:
         """The compaction groups of snapshot ``snapshot_id`` (files that may match
         ``where``), planned as a Spark job."""
+        ...
+
+    def rewrite_manifests(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        groups: Mapping[int, Sequence[ManifestFile]],
+        *,
+        snapshot_id: int,
+        target_size_bytes: int,
+        prefix: str,
+    ) -> ManifestRewrite:
+        """Write the live entries of ``groups`` (manifests by spec id) clustered by
+        partition into new manifests for snapshot ``snapshot_id``, as a Spark job
+        (:func:`icewright.spark.manifest_rewrite.rewrite_manifests`)."""
         ...
 
     def cancel(self) -> None:

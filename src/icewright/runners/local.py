@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
     from icewright.commit.orphans import FoundOrphans, OrphanSearch
     from icewright.commit.reachability import UnreachableFiles
+    from icewright.commit.rewrite_manifests import ManifestRewrite
     from icewright.expressions import Expression
     from icewright.io.base import FileIO
+    from icewright.manifest.data_file import ManifestFile
     from icewright.runners.maintenance import RewriteGroup
     from icewright.scan.compaction import CompactionRules
     from icewright.scan.tasks import FileScanTask
@@ -269,6 +271,32 @@ class LocalRunner:
             return rewrite_planning.rewrite_groups(
                 self.spark, metadata, io, snapshot, row_filter=where, rules=rules
             )
+
+    def rewrite_manifests(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        groups: Mapping[int, Sequence[ManifestFile]],
+        *,
+        snapshot_id: int,
+        target_size_bytes: int,
+        prefix: str,
+    ) -> ManifestRewrite:
+        """See :meth:`Runner.rewrite_manifests`."""
+        from icewright.runners.maintenance import manifest_rewrite
+        from icewright.spark import manifest_rewrite as job
+
+        with self._job_group("rewrite-manifests"):
+            answer = job.rewrite_manifests(
+                self.spark,
+                metadata,
+                io,
+                groups,
+                snapshot_id=snapshot_id,
+                target_size_bytes=target_size_bytes,
+                prefix=prefix,
+            )
+        return manifest_rewrite(answer, groups)
 
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where this runner keeps the results of keyed jobs of the table."""

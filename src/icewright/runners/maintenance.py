@@ -17,6 +17,8 @@ from icewright.commit.reachability import (
     metadata_file_paths,
     statistics_paths,
 )
+from icewright.commit.rewrite_manifests import ManifestRewrite
+from icewright.manifest.data_file import ManifestFile
 from icewright.scan.tasks import FileScanTask
 from icewright.spark import job_spec as js
 from icewright.spec.table_metadata import TableMetadata
@@ -26,6 +28,9 @@ __all__ = [
     "found_orphans",
     "groups_from_json",
     "groups_to_json",
+    "manifest_groups_from_json",
+    "manifest_rewrite",
+    "manifest_rewrite_job",
     "orphan_references",
     "unreachable",
 ]
@@ -85,3 +90,43 @@ def groups_from_json(obj: Mapping[str, Any], metadata: TableMetadata) -> list[Re
         tasks = tuple(js.scan_task_from_json(t, types, schema) for t in group["tasks"])
         found.append((int(group["spec-id"]), tasks[0].partition, tasks))
     return found
+
+
+def manifest_rewrite(
+    obj: Mapping[str, Any], groups: Mapping[int, Sequence[ManifestFile]]
+) -> ManifestRewrite:
+    """The :class:`ManifestRewrite` of a manifest rewrite job's answer (``groups``: the
+    manifests it was given)."""
+    return ManifestRewrite(
+        replaced=tuple(m for found in groups.values() for m in found),
+        created=tuple(js.manifest_file_from_json(m) for m in obj.get("manifests") or ()),
+        entries=int(obj.get("entries", 0)),
+    )
+
+
+def manifest_rewrite_job(
+    metadata: TableMetadata,
+    groups: Mapping[int, Sequence[ManifestFile]],
+    *,
+    snapshot_id: int,
+    target_size_bytes: int,
+    prefix: str,
+) -> dict[str, Any]:
+    """The job spec of a manifest rewrite (``spark-submit`` kind ``rewrite-manifests``)."""
+    return {
+        "kind": "rewrite-manifests",
+        "metadata": metadata.to_dict(),
+        "manifests": [js.manifest_file_to_json(m) for found in groups.values() for m in found],
+        "snapshot-id": snapshot_id,
+        "target-size-bytes": target_size_bytes,
+        "prefix": prefix,
+    }
+
+
+def manifest_groups_from_json(spec: Mapping[str, Any]) -> dict[int, list[ManifestFile]]:
+    """The manifests of a manifest rewrite job spec, by partition spec id."""
+    groups: dict[int, list[ManifestFile]] = {}
+    for obj in spec.get("manifests") or ():
+        m = js.manifest_file_from_json(obj)
+        groups.setdefault(m.partition_spec_id, []).append(m)
+    return groups

@@ -16,6 +16,8 @@ document (:mod:`icewright.runners.store`). This module round-trips, exactly:
   column name with the literal's type inferred from its Python value, bound predicates
   by field id with literals typed by the field (decoding those needs the schema);
 * :class:`~icewright.spark.write.WriteResult` (with its added columns and schema);
+* :class:`~icewright.manifest.data_file.ManifestFile` -- a manifest list's record, every
+  field (what a job that writes manifests hands back);
 * the partition types by spec id that decoding partition tuples needs.
 """
 
@@ -44,7 +46,7 @@ from icewright.expressions.predicates import (
     UnboundPredicate,
 )
 from icewright.io.secrets import public_properties, with_secrets
-from icewright.manifest.data_file import DataFile
+from icewright.manifest.data_file import DataFile, ManifestFile, PartitionFieldSummary
 from icewright.scan.tasks import FileScanTask
 from icewright.spec.schema import Schema
 from icewright.spec.types import (
@@ -83,6 +85,8 @@ __all__ = [
     "expression_to_json",
     "io_from_json",
     "io_to_json",
+    "manifest_file_from_json",
+    "manifest_file_to_json",
     "ok_document",
     "partition_types",
     "partition_types_from_json",
@@ -247,6 +251,72 @@ def data_file_from_json(obj: Any, types: PartitionTypes) -> DataFile:
     for name in _OPTIONAL_SCALARS:
         fields[name] = obj.get(name)
     return DataFile(**fields)
+
+
+_MANIFEST_SCALARS = (
+    "manifest_path",
+    "manifest_length",
+    "partition_spec_id",
+    "added_snapshot_id",
+    "sequence_number",
+    "min_sequence_number",
+    "added_files_count",
+    "existing_files_count",
+    "deleted_files_count",
+    "added_rows_count",
+    "existing_rows_count",
+    "deleted_rows_count",
+    "first_row_id",
+)
+
+
+def manifest_file_to_json(m: ManifestFile) -> dict[str, Any]:
+    """Every field of ``m`` (a manifest list's record); bounds and key metadata base64."""
+    out: dict[str, Any] = {name: getattr(m, name) for name in _MANIFEST_SCALARS}
+    out["content"] = int(m.content)
+    out["key_metadata"] = None if m.key_metadata is None else _b64(m.key_metadata)
+    out["partitions"] = None
+    if m.partitions is not None:
+        out["partitions"] = [
+            {
+                "contains_null": p.contains_null,
+                "contains_nan": p.contains_nan,
+                "lower_bound": None if p.lower_bound is None else _b64(p.lower_bound),
+                "upper_bound": None if p.upper_bound is None else _b64(p.upper_bound),
+            }
+            for p in m.partitions
+        ]
+    return out
+
+
+def _bound(text: Any) -> bytes | None:
+    return None if text is None else _unb64(text, "a partition bound")
+
+
+def manifest_file_from_json(obj: Any) -> ManifestFile:
+    """The inverse of :func:`manifest_file_to_json`."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("manifest_path"), str):
+        raise _bad("a manifest must be an object with a manifest_path", obj)
+    fields: dict[str, Any] = {name: obj.get(name) for name in _MANIFEST_SCALARS}
+    fields["content"] = obj.get("content", 0)
+    key = obj.get("key_metadata")
+    fields["key_metadata"] = None if key is None else _unb64(key, "key_metadata")
+    summaries = obj.get("partitions")
+    if summaries is not None:
+        fields["partitions"] = tuple(
+            PartitionFieldSummary(
+                contains_null=bool(p["contains_null"]),
+                contains_nan=p.get("contains_nan"),
+                lower_bound=None
+                if p.get("lower_bound") is None
+                else _unb64(p["lower_bound"], "a bound"),
+                upper_bound=None
+                if p.get("upper_bound") is None
+                else _unb64(p["upper_bound"], "a bound"),
+            )
+            for p in summaries
+        )
+    return ManifestFile(**fields)
 
 
 # --- expressions (expressions spec, Appendix B) ------------------------------------------

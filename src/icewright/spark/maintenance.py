@@ -47,8 +47,10 @@ from icewright.manifest.data_file import FileContent, ManifestFile
 from icewright.manifest.live_paths import expired_manifest_lists, inline_manifests, live_paths
 from icewright.manifest.manifest_list import ManifestListReader
 from icewright.spark.job_spec import (
+    PartitionTypes,
     io_from_json,
     io_to_json,
+    partition_types,
 )
 from icewright.spark.session import map_in_arrow
 from icewright.spec.snapshots import Snapshot
@@ -57,7 +59,9 @@ from icewright.spec.table_metadata import TableMetadata
 __all__ = [
     "MANIFESTS_PER_TASK",
     "ExecutorIO",
+    "ExecutorTable",
     "find_orphans",
+    "reading_tasks",
     "slices",
     "unreachable_files",
 ]
@@ -101,9 +105,37 @@ class ExecutorIO:
 _IOS: dict[str, FileIO] = {}
 
 
+class ExecutorTable:
+    """The table as executors see it: its metadata as JSON text, parsed once per Python
+    worker (metadata objects are not pickled: they are immutable by ``__setattr__``)."""
+
+    def __init__(self, metadata: TableMetadata) -> None:
+        self.text = json.dumps(metadata.to_dict())
+        self.key = hashlib.sha256(self.text.encode()).hexdigest()
+
+    def get(self) -> tuple[TableMetadata, PartitionTypes]:
+        """The metadata and its partition types, built once per Python worker."""
+        found = _TABLES.get(self.key)
+        if found is None:
+            metadata = TableMetadata.from_json(json.loads(self.text))
+            found = _TABLES[self.key] = (metadata, partition_types(metadata))
+        return found
+
+
+_TABLES: dict[str, tuple[TableMetadata, PartitionTypes]] = {}
+
+
 def slices(count: int) -> int:
     """Tasks that read ``count`` manifests, :data:`MANIFESTS_PER_TASK` a task."""
     return max(1, math.ceil(count / MANIFESTS_PER_TASK))
+
+
+def reading_tasks(spark: SparkSession, manifests: int, entries: int) -> int:
+    """Tasks that read ``manifests`` manifests of ``entries`` entries in all: at most
+    :data:`MANIFESTS_PER_TASK` manifests a task, and about :data:`ENTRIES_PER_TASK`
+    entries a task while every core gets two tasks."""
+    wanted = max(math.ceil(entries / ENTRIES_PER_TASK), 2 * spark.sparkContext.defaultParallelism)
+    return max(1, min(slices(manifests), wanted))
 
 
 def _text(exc: BaseException) -> str:
@@ -299,8 +331,7 @@ def _live_frame(
         F.sum(F.coalesce("entries", F.lit(ENTRIES_PER_TASK // MANIFESTS_PER_TASK))).alias("e"),
     ).collect()[0]
     count, entries = int(row["n"]), int(row["e"] or 0)
-    wanted = max(math.ceil(entries / ENTRIES_PER_TASK), 2 * spark.sparkContext.defaultParallelism)
-    tasks = max(1, min(slices(count), wanted))
+    tasks = reading_tasks(spark, count, entries)
     spread = manifests.select("manifest_path", "manifest").repartition(tasks, "manifest_path")
     columns = (*_LIVE_COLUMNS, *_KEY_COLUMNS) if keyed else _LIVE_COLUMNS
     frame = map_in_arrow(spread, partial(_read_manifests, io, keyed), _spark_schema(columns))

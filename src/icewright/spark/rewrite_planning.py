@@ -9,7 +9,6 @@ both paths give the same groups.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -25,43 +24,23 @@ from icewright.scan.compaction import CompactionRules
 from icewright.scan.planner import iter_snapshot_tasks
 from icewright.scan.tasks import FileScanTask
 from icewright.spark.job_spec import (
-    PartitionTypes,
     expression_from_json,
     expression_to_json,
     partition_types,
     scan_task_from_json,
     scan_task_to_json,
 )
-from icewright.spark.maintenance import ExecutorIO, slices
+from icewright.spark.maintenance import ExecutorIO, ExecutorTable, slices
 from icewright.spec.snapshots import Snapshot
 from icewright.spec.table_metadata import TableMetadata
 
 __all__ = ["rewrite_groups"]
 
 
-class _Table:
-    """The table as executors see it: its metadata as JSON text, parsed once per Python
-    worker (metadata objects are not pickled: they are immutable by ``__setattr__``)."""
-
-    def __init__(self, metadata: TableMetadata) -> None:
-        self.text = json.dumps(metadata.to_dict())
-        self.key = hashlib.sha256(self.text.encode()).hexdigest()
-
-    def get(self) -> tuple[TableMetadata, PartitionTypes]:
-        found = _TABLES.get(self.key)
-        if found is None:
-            metadata = TableMetadata.from_json(json.loads(self.text))
-            found = _TABLES[self.key] = (metadata, partition_types(metadata))
-        return found
-
-
-_TABLES: dict[str, tuple[TableMetadata, PartitionTypes]] = {}
-
-
 def _candidates(
     paths: Iterable[str],
     *,
-    table: _Table,
+    table: ExecutorTable,
     io: ExecutorIO,
     snapshot_id: int,
     row_filter: Any,
@@ -90,7 +69,7 @@ def _candidates(
 
 
 def _pack(
-    item: tuple[str, Iterable[str]], *, table: _Table, rules: CompactionRules
+    item: tuple[str, Iterable[str]], *, table: ExecutorTable, rules: CompactionRules
 ) -> Iterator[tuple[tuple[int, str], str]]:
     """The groups of one partition's candidates: ((spec id, first path), JSON of tasks)."""
     metadata, types = table.get()
@@ -121,7 +100,7 @@ def rewrite_groups(
     are grouped by partition in Spark and bin-packed there. Groups come back ordered by
     (spec id, first file path)."""
     eio = ExecutorIO.of(io)
-    table = _Table(metadata)
+    table = ExecutorTable(metadata)
     listed = (
         read_manifest_list(io.read(snapshot.manifest_list), snapshot.manifest_list)
         if snapshot.manifest_list is not None

@@ -1,13 +1,14 @@
-"""The maintenance verbs: ``expire`` and ``remove-orphans``. The commit and the deletes run
-in this process; deciding what to delete runs here or, for big tables (``--distributed``),
-as a Spark job on ``--master``."""
+"""The maintenance verbs: ``expire``, ``remove-orphans`` and ``rewrite-manifests``. The
+commit and the deletes run in this process; deciding what to delete, and writing the
+rewritten manifests, run here or, for big tables (``--distributed``), as a Spark job on
+``--master``."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from icewright.cli.arguments import add_distributed, instant_ms, positive_int
+from icewright.cli.arguments import add_distributed, instant_ms, positive_int, size_bytes
 from icewright.cli.output import dump_json, format_millis, render_pairs
 from icewright.cli.progress import activity
 
@@ -20,7 +21,7 @@ _TIME_HELP = "'now', an age (7d, 12h, 30m), an ISO date/time (UTC when no zone) 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``expire`` and ``remove-orphans`` to the ``sub`` parsers."""
+    """Add ``expire``, ``remove-orphans`` and ``rewrite-manifests`` to the ``sub`` parsers."""
     p = sub.add_parser(
         "expire",
         parents=[common],
@@ -48,6 +49,28 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
     add_distributed(p)
     p.set_defaults(handler=run_remove_orphans)
+
+    p = sub.add_parser(
+        "rewrite-manifests",
+        parents=[common],
+        help="cluster the data manifests by partition",
+        description="Rewrite the data manifests of the current snapshot sorted by partition "
+        "into manifests of --target-size (default: commit.manifest.target-size-bytes), one "
+        "replace snapshot; every file keeps its snapshot id and sequence numbers.",
+    )
+    p.add_argument("table", metavar="TABLE")
+    p.add_argument(
+        "--spec-id", type=int, metavar="N", help="only the manifests of this partition spec"
+    )
+    p.add_argument(
+        "--target-size",
+        type=size_bytes,
+        metavar="BYTES",
+        help="e.g. 8388608 or 8M (default: commit.manifest.target-size-bytes)",
+    )
+    p.add_argument("--commit-key", metavar="K", help="exactly-once key: a repeat is a no-op")
+    add_distributed(p)
+    p.set_defaults(handler=run_rewrite_manifests)
 
 
 def run_expire(ctx: Context, args: argparse.Namespace) -> int:
@@ -130,6 +153,41 @@ def run_remove_orphans(ctx: Context, args: argparse.Namespace) -> int:
     ctx.stdout.write(render_pairs(rows) + "\n")
     for path in result.orphan_paths:
         ctx.stdout.write(f"{verb} {path}\n")
+    return 0
+
+
+def run_rewrite_manifests(ctx: Context, args: argparse.Namespace) -> int:
+    """``icewright rewrite-manifests``."""
+    from icewright.actions import rewrite_manifests
+
+    table = ctx.catalog.load_table(args.table)
+    with activity(ctx.stderr, "rewriting manifests"):
+        result = rewrite_manifests(
+            table,
+            spec_id=args.spec_id,
+            target_size_bytes=args.target_size,
+            commit_key=args.commit_key,
+            distributed=args.distributed,
+            runner=ctx.runner,
+        )
+    if ctx.json:
+        dump_json(_as_dict(result), ctx.stdout)
+        return 0
+    if result.committed:
+        first = f"rewrote manifests of {result.table}: snapshot {result.snapshot_id}"
+    else:
+        first = f"nothing to rewrite in {result.table} (or already committed)"
+    ctx.stdout.write(first + "\n\n")
+    rows: list[tuple[str, Any]] = [
+        ("manifests replaced", result.manifests_replaced),
+        ("manifests created", result.manifests_created),
+        ("manifests kept", result.manifests_kept),
+        ("entries", result.entries_processed),
+        ("distributed", "yes" if result.distributed else "no"),
+        ("metadata", result.metadata_location),
+        ("timings", ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items())),
+    ]
+    ctx.stdout.write(render_pairs(rows) + "\n")
     return 0
 
 

@@ -9,6 +9,7 @@ operator                               action
 :class:`IcebergMergeOperator`          :func:`icewright.actions.merge`
 :class:`IcebergDeleteOperator`         :func:`icewright.actions.delete`
 :class:`IcebergRewriteDataFilesOperator`  :func:`icewright.actions.rewrite`
+:class:`IcebergRewriteManifestsOperator`  :func:`icewright.actions.rewrite_manifests`
 :class:`IcebergExpireSnapshotsOperator`   :func:`icewright.actions.expire`
 :class:`IcebergRemoveOrphanFilesOperator` :func:`icewright.actions.remove_orphan_files`
 :class:`IcebergPublishViewOperator`    :func:`icewright.actions.publish_view`
@@ -32,6 +33,7 @@ from icewright.operators.maintenance import (
     IcebergExpireSnapshotsOperator,
     IcebergRemoveOrphanFilesOperator,
     IcebergRewriteDataFilesOperator,
+    IcebergRewriteManifestsOperator,
 )
 from icewright.operators.rows import IcebergDeleteOperator, IcebergMergeOperator
 from icewright.operators.tables import (
@@ -56,6 +58,7 @@ __all__ = [
     "IcebergRemoveOrphanFilesOperator",
     "IcebergReplaceOperator",
     "IcebergRewriteDataFilesOperator",
+    "IcebergRewriteManifestsOperator",
     "IcebergSnapshotEventTrigger",
     "IcebergSnapshotSensor",
     "IcebergSnapshotTrigger",

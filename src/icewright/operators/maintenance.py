@@ -1,7 +1,8 @@
-"""Maintenance operators: rewrite (compaction), expire snapshots, remove orphan files.
+"""Maintenance operators: rewrite (compaction), rewrite manifests, expire snapshots,
+remove orphan files.
 
-Each calls one action (:func:`icewright.actions.rewrite`, ``expire``,
-``remove_orphan_files``); see :mod:`icewright.operators.base`.
+Each calls one action (:func:`icewright.actions.rewrite`, ``rewrite_manifests``,
+``expire``, ``remove_orphan_files``); see :mod:`icewright.operators.base`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from icewright.actions.arguments import check_expire, check_rewrite
+from icewright.actions.arguments import check_expire, check_rewrite, check_rewrite_manifests
 from icewright.actions.instants import instant_ms
 from icewright.operators.base import MAX_DEFERRALS, IcebergBaseOperator, to_jsonable
 
@@ -20,6 +21,7 @@ __all__ = [
     "IcebergExpireSnapshotsOperator",
     "IcebergRemoveOrphanFilesOperator",
     "IcebergRewriteDataFilesOperator",
+    "IcebergRewriteManifestsOperator",
 ]
 
 
@@ -120,6 +122,57 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         )
         self.log.info("deferrable: %d file group(s) to rewrite, a deferral each", len(groups))
         return len(groups)
+
+
+class IcebergRewriteManifestsOperator(IcebergBaseOperator):
+    """Cluster the data manifests by partition into manifests of the target size, one
+    ``replace`` snapshot (:func:`icewright.actions.rewrite_manifests`)::
+
+        IcebergRewriteManifestsOperator(task_id="manifests", table="sales.orders")
+
+    :param table: ``"ns.table"`` (templated).
+    :param spec_id: only the manifests of this partition spec (default: every spec).
+    :param target_size_bytes: the size of a new manifest (default: the table's
+        ``commit.manifest.target-size-bytes``, 8 MiB).
+    :param distributed: write the manifests in a Spark job (True), in the task (False),
+        or by the table's ``icewright.maintenance.distributed.min-data-files`` (None).
+
+    The XCom value is the result: the snapshot, ``manifests_replaced``,
+    ``manifests_created``, ``manifests_kept``, ``entries_processed``; ``committed`` is
+    False when there was nothing to rewrite.
+    """
+
+    template_fields: Sequence[str] = ("table", "commit_key")
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        spec_id: int | None = None,
+        target_size_bytes: int | None = None,
+        distributed: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        check_rewrite_manifests(spec_id, target_size_bytes)  # refused when the DAG is parsed
+        self.table = table
+        self.spec_id = spec_id
+        self.target_size_bytes = target_size_bytes
+        self.distributed = distributed
+
+    def run_action(self, context: Context, commit_key: str | None) -> Any:
+        """:func:`icewright.actions.rewrite_manifests`."""
+        from icewright.actions import rewrite_manifests
+
+        return rewrite_manifests(
+            self.table,
+            catalog=self.catalog,
+            spec_id=self.spec_id,
+            target_size_bytes=self.target_size_bytes,
+            commit_key=commit_key,
+            distributed=self.distributed,
+            runner=self.make_runner(),
+        )
 
 
 class IcebergExpireSnapshotsOperator(IcebergBaseOperator):

@@ -15,9 +15,9 @@ with the snapshot id as data version.
   partitions (:mod:`icewright.dagster.partitions`), and a range run (a single-run
   backfill, the default backfill policy) is one commit over the range. Write assets may
   declare the table too (``schema=`` ...): it is ensured before the write.
-* :func:`iceberg_rewrite_asset`, :func:`iceberg_expire_asset`,
-  :func:`iceberg_remove_orphans_asset`: maintenance of a table, as assets keyed
-  ``<table key>/<verb>`` that depend on the table's asset.
+* :func:`iceberg_rewrite_asset`, :func:`iceberg_rewrite_manifests_asset`,
+  :func:`iceberg_expire_asset`, :func:`iceberg_remove_orphans_asset`: maintenance of a
+  table, as assets keyed ``<table key>/<verb>`` that depend on the table's asset.
 * :func:`iceberg_view_asset`: publish a view version; ``deps`` names the tables it reads.
 
 Sources are as for the operators (``"<format>:<path>"``, ``"sql:<query>"``, a path,
@@ -40,6 +40,7 @@ from icewright.actions.arguments import (
     check_orphans,
     check_replace,
     check_rewrite,
+    check_rewrite_manifests,
     check_source,
     check_view_sql,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "iceberg_remove_orphans_asset",
     "iceberg_replace_asset",
     "iceberg_rewrite_asset",
+    "iceberg_rewrite_manifests_asset",
     "iceberg_table_asset",
     "iceberg_view_asset",
     "table_asset_key",
@@ -479,6 +481,46 @@ def iceberg_rewrite_asset(
         key=key,
         resource_key=resource_key,
         description=f"Compaction of {table}'s small data files.",
+        asset_options=asset_options,
+    )
+
+
+def iceberg_rewrite_manifests_asset(
+    table: str,
+    *,
+    spec_id: int | None = None,
+    target_size_bytes: int | None = None,
+    distributed: bool | None = None,
+    key: dg.AssetKey | str | Sequence[str] | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    **asset_options: Any,
+) -> dg.AssetsDefinition:
+    """An asset (``<table key>/rewrite_manifests``) that clusters ``table``'s data
+    manifests by partition (:func:`icewright.actions.rewrite_manifests`; arguments as
+    there), committed once per run like the other snapshot-producing assets."""
+    check_rewrite_manifests(spec_id, target_size_bytes)
+
+    def act(step: AssetStep, commit_key: str | None) -> Any:
+        from icewright.actions import rewrite_manifests
+
+        return rewrite_manifests(
+            table,
+            catalog=step.catalog,
+            spec_id=spec_id,
+            target_size_bytes=target_size_bytes,
+            commit_key=commit_key,
+            distributed=distributed,
+            runner=step.runner,
+        )
+
+    return _maintenance_asset(
+        "rewrite_manifests",
+        table,
+        act,
+        commits_snapshot=True,
+        key=key,
+        resource_key=resource_key,
+        description=f"Manifest rewrite of {table} (clustered by partition).",
         asset_options=asset_options,
     )
 

@@ -2,14 +2,15 @@
 on a schedule.
 
 :func:`iceberg_maintenance_job` builds a job with one op per table; each op compacts
-small files (:func:`icewright.actions.rewrite`), expires old snapshots
+small files (:func:`icewright.actions.rewrite`), rewrites the manifests when the plan
+asks (:func:`icewright.actions.rewrite_manifests`), expires old snapshots
 (:func:`icewright.actions.expire`) and removes orphan files
 (:func:`icewright.actions.remove_orphan_files`), in that order, and reports each step's
 figures as the op's output metadata. The tables run independently: one table's
 failure fails its op only. :func:`iceberg_maintenance_schedule` runs the job on a cron.
 
-The rewrite's commit key is the table and the run's root run id, so re-executing a
-failed maintenance run does not compact twice.
+The rewrites' commit keys are the table and the run's root run id, so re-executing a
+failed maintenance run does not compact or rewrite manifests twice.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ from typing import Any
 
 import dagster as dg
 
-from icewright.actions.arguments import check_expire, check_orphans, check_rewrite
+from icewright.actions.arguments import (
+    check_expire,
+    check_orphans,
+    check_rewrite,
+    check_rewrite_manifests,
+)
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
 from icewright.dagster.execution import annotated, commit_key_for, run_step
 from icewright.errors import ValidationError
@@ -32,12 +38,16 @@ __all__ = ["MaintenancePlan", "iceberg_maintenance_job", "iceberg_maintenance_sc
 @dataclass(frozen=True, slots=True)
 class MaintenancePlan:
     """What maintenance does to a table. ``rewrite_min_input_files`` None skips the
-    rewrite; ``expire_older_than`` / ``expire_retain_last`` None use the table's
-    ``history.expire.*`` properties; ``remove_orphans`` False skips orphan removal
-    (``orphans_older_than`` defaults to three days ago)."""
+    rewrite; ``rewrite_manifests`` True rewrites the manifests after it (of at most
+    ``manifest_target_size_bytes``, default the table's
+    ``commit.manifest.target-size-bytes``); ``expire_older_than`` / ``expire_retain_last``
+    None use the table's ``history.expire.*`` properties; ``remove_orphans`` False skips
+    orphan removal (``orphans_older_than`` defaults to three days ago)."""
 
     rewrite_min_input_files: int | None = 5
     rewrite_target_file_size: int | None = None
+    rewrite_manifests: bool = False
+    manifest_target_size_bytes: int | None = None
     expire: bool = True
     expire_older_than: str | int | None = None
     expire_retain_last: int | None = None
@@ -47,6 +57,7 @@ class MaintenancePlan:
     def __post_init__(self) -> None:
         if self.rewrite_min_input_files is not None:
             check_rewrite(self.rewrite_min_input_files, self.rewrite_target_file_size)
+        check_rewrite_manifests(None, self.manifest_target_size_bytes)
         check_expire(self.expire_older_than, self.expire_retain_last)
         check_orphans(self.orphans_older_than)
 
@@ -57,7 +68,7 @@ def _op_name(table: str) -> str:
 
 def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpDefinition:
     def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
-        from icewright.actions import expire, remove_orphan_files, rewrite
+        from icewright.actions import expire, remove_orphan_files, rewrite, rewrite_manifests
         from icewright.actions.results import to_jsonable
 
         resource = getattr(context.resources, resource_key)
@@ -86,6 +97,25 @@ def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpD
             meta["rewrite/groups_rewritten"] = result.groups_rewritten
             meta["rewrite/files_removed"] = result.files_removed
             meta["rewrite/files_added"] = result.files_added
+        if plan.rewrite_manifests:
+            run = context.run
+            key = commit_key_for(
+                dg.AssetKey(["maintenance", table, "manifests"]), (), run.root_run_id or run.run_id
+            )
+            manifests = run_step(
+                context,
+                runner,
+                lambda: rewrite_manifests(
+                    table,
+                    catalog=catalog,
+                    target_size_bytes=plan.manifest_target_size_bytes,
+                    commit_key=key,
+                    runner=runner,
+                ),
+            )
+            done["rewrite_manifests"] = to_jsonable(manifests)
+            meta["manifests/replaced"] = manifests.manifests_replaced
+            meta["manifests/created"] = manifests.manifests_created
         if plan.expire:
             expired = run_step(
                 context,

@@ -12,7 +12,9 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
 4. ``airflow dags test icewright_orders_views <date>``: publish two views over it;
    ``airflow dags test icewright_customers_cdc <date>``: merge a day's customer change
    feed (updates, inserts, deletes) into ``sales.customers`` merge-on-read, then delete
-   the closed customers.
+   the closed customers; ``airflow dags test icewright_orders_wap <date>``: write a day of
+   orders to a branch of ``sales.orders_audited``, audit it there and publish it to
+   ``main`` (write-audit-publish).
 5. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
    tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
    next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
@@ -91,6 +93,7 @@ def main() -> int:
             "icewright_nightly_orders",
             "icewright_orders_views",
             "icewright_customers_cdc",
+            "icewright_orders_wap",
         ):
             steps.append((dag_id, run_airflow(["dags", "test", dag_id, args.date], env, logs)))
         steps.append(("dagster materialize", dagster.materialize(next_day, logs / "dagster.log")))

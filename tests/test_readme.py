@@ -92,6 +92,10 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
         in first
     )
     assert catalog.load_table("sales.orders_by_day").scan().to_arrow().num_rows > 0
+    # write-audit-publish: the day's orders reached main through an audited branch
+    audited = catalog.load_table("sales.orders_audited")
+    assert audited.scan().to_arrow().num_rows == 288 and set(audited.metadata.refs) == {"main"}
+    audited_snapshots = [s.snapshot_id for s in audited.snapshots()]
     logical_date = re.search(r"logical date (\d{4}-\d{2}-\d{2})", first)
     assert logical_date is not None
     assert_nightly_result(table, snapshots[3], dt.date.fromisoformat(logical_date.group(1)))
@@ -106,6 +110,9 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     assert table.snapshots()[-1].summary["deleted-records"] == "20000"
     assert table.scan().to_arrow().num_rows == 220_000
     assert f"sales.orders@{after[-1]}: success" in second
+    audited = catalog.load_table("sales.orders_audited")
+    assert [s.snapshot_id for s in audited.snapshots()] == audited_snapshots
+    assert audited.scan().to_arrow().num_rows == 288
     # the views DAG's second run: the same SQL and comment give an identical version,
     # which the commit reuses (view spec: no duplicate versions) instead of adding one
     again = view_metadata(home)

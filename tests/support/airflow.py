@@ -86,6 +86,7 @@ class AirflowHome:
         env: Mapping[str, str] | None = None,
         logical_date: str | None = None,
         timeout: float = 900,
+        conf: Mapping[str, Any] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """:func:`dags_test` with this home's environment (``env`` adds to it)."""
         return dags_test(
@@ -94,6 +95,7 @@ class AirflowHome:
             env={**self.env, **(env or {})},
             logical_date=logical_date,
             timeout=timeout,
+            conf=conf,
         )
 
 
@@ -226,8 +228,10 @@ def dags_test(
     env: Mapping[str, str],
     logical_date: str | None = None,
     timeout: float = 900,
+    conf: Mapping[str, Any] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``airflow dags test <dag_id> [<logical_date>]`` on the DAG files in ``dags_folder``.
+    """``airflow dags test <dag_id> [<logical_date>]`` on the DAG files in ``dags_folder``
+    (``conf``: the run's conf, as ``--conf`` takes it).
 
     ``env`` is an :class:`AirflowHome`'s ``env`` (extended as the test needs: another
     ``ICEWRIGHT_HOME``, ``AIRFLOW_CONN_*`` from :func:`connection_env`). The return code
@@ -244,6 +248,8 @@ def dags_test(
     args = ["dags", "test", dag_id]
     if logical_date is not None:
         args.append(logical_date)
+    if conf is not None:
+        args += ["--conf", json.dumps(dict(conf))]
     start = time.monotonic()
     done = airflow(*args, env=run_env, timeout=timeout)
     done.elapsed = time.monotonic() - start  # type: ignore[attr-defined]

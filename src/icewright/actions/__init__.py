@@ -28,6 +28,7 @@ from icewright.lazy import lazy_exports
 if TYPE_CHECKING:
     from icewright.actions.announce import commit_announcement, snapshots_in
     from icewright.actions.append import append
+    from icewright.actions.audit import count_rows
     from icewright.actions.create import create
     from icewright.actions.delete import delete
     from icewright.actions.ensure import EnsureResult, ensure_table
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "append": "append",
+    "count_rows": "audit",
     "commit_announcement": "announce",
     "snapshots_in": "announce",
     "create": "create",
@@ -140,6 +142,7 @@ __all__ = [
     "append",
     "branch",
     "commit_announcement",
+    "count_rows",
     "create",
     "delete",
     "drop_branch",

@@ -76,10 +76,9 @@ def resolve_source(source: Any, catalog: Catalog) -> Any:
         source = TableSource.parse(source)
     if type(source).__name__ != "TableSource" or source.metadata_location is not None:
         return source
+    from icewright.errors import NoSuchTable
     from icewright.scan import TableScan
     from icewright.scan.incremental import check_appends_only, snapshot_range
-
-    from icewright.errors import NoSuchTable
 
     try:
         read = catalog.load_table(source.table)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from icewright.actions._common import load
 from icewright.actions.watch import Watermark, snapshot_record
+from icewright.commit.refs import ancestor_ids
 from icewright.commit.summary import COMMIT_KEY
 
 if TYPE_CHECKING:
@@ -111,14 +112,18 @@ def commit_announcement(
     that carry ``commit_key`` (or one of its series, ``<key>:<i>``), read from the table.
 
     A snapshot id the task only found (a no-op returns the table's current snapshot) is
-    left out, so a no-op announces no snapshot; with no commit key every id counts.
+    left out, so a no-op announces no snapshot; with no commit key every id counts. A
+    snapshot that is not in ``branch``'s history (one staged for write-audit-publish) is
+    left out too: readers of the branch cannot see its rows yet.
     """
     current = load(table, catalog)
     metadata = current.metadata
+    head = metadata.snapshot_for_ref(branch)
+    on_branch = set(ancestor_ids(metadata, None if head is None else head.snapshot_id))
     records = []
     for snapshot_id in dict.fromkeys(i for i in snapshot_ids if i is not None):
         snapshot = metadata.snapshot_by_id(int(snapshot_id))
-        if snapshot is None:
+        if snapshot is None or snapshot.snapshot_id not in on_branch:
             continue
         summary: Mapping[str, str] = snapshot.summary or {}
         key = summary.get(COMMIT_KEY)
@@ -130,7 +135,6 @@ def commit_announcement(
             continue
         records.append(snapshot_record(snapshot))
     records.sort(key=_order)
-    head = metadata.snapshot_for_ref(branch)
     return announcement(
         str(current.identifier),
         records,

@@ -262,12 +262,15 @@ def _missing_ref(table: Table, name: str, kind: str) -> str:
     return f"{table.identifier} has no {kind} named {name!r}; its references are: {refs or 'none'}"
 
 
-def _target(table: Table, snapshot_id: int | str | None, name: str) -> int:
+def _target(table: Table, snapshot_id: int | str | None, name: str, kind: str) -> int | None:
+    """The snapshot a new ref points at: ``snapshot_id``, else main's head; None for a
+    branch of a table without snapshots (it starts at an empty snapshot, as Java's)."""
     if snapshot_id is None:
         head = table.metadata.current_snapshot_id
-        if head is None:
+        if head is None and kind != "branch":
             raise ValidationError(
-                f"cannot create {name!r} on {table.identifier}: the table has no snapshot yet"
+                f"cannot create {kind} {name!r} on {table.identifier}: the table has no "
+                "snapshot yet"
             )
         return head
     sid = _snapshot_id(snapshot_id, "snapshot_id")
@@ -283,15 +286,25 @@ def _create(
     snapshot_id: int | str | None,
     retain: object,
     catalog: CatalogLike,
+    replace: bool = False,
 ) -> ReferenceResult:
     name = _ref_name(name, kind)
     max_age = None if retain is None else duration_ms(retain, "retain")
     current = load(table, catalog)
-    sid = _target(current, snapshot_id, name)
+    sid = _target(current, snapshot_id, name, kind)
     existing = current.metadata.refs.get(name)
     if existing is not None:
         if str(existing.type) == kind and existing.snapshot_id == sid:
             return _unchanged(current, name)
+        if replace and str(existing.type) == kind == "branch":
+            if sid is None:  # start again at an empty snapshot
+                return _commit(
+                    current,
+                    name,
+                    lambda ms: ms.remove_branch(name).create_branch(name, max_ref_age_ms=max_age),
+                )
+            target = sid
+            return _commit(current, name, lambda ms: ms.replace_branch(name, target))
         raise ValidationError(
             f"{current.identifier} already has a {existing.type} named {name!r} (at snapshot "
             f"{existing.snapshot_id}); drop it first or choose another name"
@@ -321,11 +334,22 @@ def branch(
     *,
     snapshot_id: int | str | None = None,
     retain: int | str | dt.timedelta | None = None,
+    replace: bool = False,
     catalog: CatalogLike = None,
 ) -> ReferenceResult:
     """Create branch ``name`` at ``snapshot_id`` (default: ``main``'s current snapshot);
-    ``retain`` as for :func:`tag`. Writes with ``branch=name`` then go to it."""
-    return _create(table, name, "branch", snapshot_id=snapshot_id, retain=retain, catalog=catalog)
+    ``retain`` as for :func:`tag`. Writes with ``branch=name`` then go to it. With
+    ``replace`` an existing branch of that name is moved there instead (a
+    write-audit-publish run that starts again from ``main``)."""
+    return _create(
+        table,
+        name,
+        "branch",
+        snapshot_id=snapshot_id,
+        retain=retain,
+        catalog=catalog,
+        replace=replace,
+    )
 
 
 def _drop(table: TableLike, name: str, kind: str, catalog: CatalogLike) -> ReferenceResult:

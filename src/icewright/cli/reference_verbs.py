@@ -83,6 +83,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("name", metavar="NAME")
         p.add_argument("--snapshot", type=_snapshot_id, metavar="SNAPSHOT_ID")
         p.add_argument("--retain", metavar="DURATION", help=_RETAIN_HELP)
+        if kind == "branch":
+            p.add_argument(
+                "--replace",
+                action="store_true",
+                help="move the branch there if it exists (start a write-audit-publish run again)",
+            )
         p.set_defaults(handler=run_create_ref, kind=kind)
 
     for verb, kind in (("untag", "tag"), ("drop-branch", "branch")):
@@ -134,9 +140,13 @@ def run_create_ref(ctx: Context, args: argparse.Namespace) -> int:
     """``icewright tag`` and ``icewright branch``."""
     from icewright.actions import branch, tag
 
-    make = tag if args.kind == "tag" else branch
     table = ctx.catalog.load_table(args.table)
-    result = make(table, args.name, snapshot_id=args.snapshot, retain=args.retain)
+    if args.kind == "tag":
+        result = tag(table, args.name, snapshot_id=args.snapshot, retain=args.retain)
+    else:
+        result = branch(
+            table, args.name, snapshot_id=args.snapshot, retain=args.retain, replace=args.replace
+        )
     return _show(ctx, result, f"created {args.kind} {args.name}")
 
 

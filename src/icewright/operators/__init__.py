@@ -13,6 +13,13 @@ operator                               action
 :class:`IcebergExpireSnapshotsOperator`   :func:`icewright.actions.expire`
 :class:`IcebergRemoveOrphanFilesOperator` :func:`icewright.actions.remove_orphan_files`
 :class:`IcebergPublishViewOperator`    :func:`icewright.actions.publish_view`
+:class:`IcebergPublishOperator`        :func:`icewright.actions.publish`
+:class:`IcebergRollbackOperator`       :func:`icewright.actions.rollback`
+:class:`IcebergSetCurrentSnapshotOperator`  :func:`icewright.actions.set_current`
+:class:`IcebergCreateTagOperator`      :func:`icewright.actions.tag`
+:class:`IcebergDropTagOperator`        :func:`icewright.actions.untag`
+:class:`IcebergCreateBranchOperator`   :func:`icewright.actions.branch`
+:class:`IcebergDropBranchOperator`     :func:`icewright.actions.drop_branch`
 =====================================  ==========================================
 
 What they share (connection, Spark settings, commit key, XCom, asset-event extras,
@@ -35,6 +42,15 @@ from icewright.operators.maintenance import (
     IcebergRewriteDataFilesOperator,
     IcebergRewriteManifestsOperator,
 )
+from icewright.operators.references import (
+    IcebergCreateBranchOperator,
+    IcebergCreateTagOperator,
+    IcebergDropBranchOperator,
+    IcebergDropTagOperator,
+    IcebergPublishOperator,
+    IcebergRollbackOperator,
+    IcebergSetCurrentSnapshotOperator,
+)
 from icewright.operators.rows import IcebergDeleteOperator, IcebergMergeOperator
 from icewright.operators.tables import (
     IcebergAppendOperator,
@@ -50,15 +66,22 @@ from icewright.sensors.snapshot import IcebergSnapshotSensor
 __all__ = [
     "IcebergAppendOperator",
     "IcebergBaseOperator",
+    "IcebergCreateBranchOperator",
     "IcebergCreateTableOperator",
+    "IcebergCreateTagOperator",
     "IcebergDeleteOperator",
+    "IcebergDropBranchOperator",
+    "IcebergDropTagOperator",
     "IcebergExpireSnapshotsOperator",
     "IcebergMergeOperator",
+    "IcebergPublishOperator",
     "IcebergPublishViewOperator",
     "IcebergRemoveOrphanFilesOperator",
     "IcebergReplaceOperator",
     "IcebergRewriteDataFilesOperator",
     "IcebergRewriteManifestsOperator",
+    "IcebergRollbackOperator",
+    "IcebergSetCurrentSnapshotOperator",
     "IcebergSnapshotEventTrigger",
     "IcebergSnapshotSensor",
     "IcebergSnapshotTrigger",

@@ -40,6 +40,10 @@ class IcebergMergeOperator(IcebergBaseOperator):
     :param write_mode: ``"copy-on-write"`` or ``"merge-on-read"`` (default: the table's
         ``write.merge.mode``).
     :param branch: the branch (templated).
+    :param wap_id: stage the snapshot under this write-audit-publish id instead of moving
+        ``branch`` (templated; the table needs ``write.wap.enabled=true``); publish it with
+        :class:`~icewright.operators.IcebergPublishOperator`. A staged commit is announced
+        to no ``iceberg://`` outlet: its rows are not on the branch yet.
     """
 
     template_fields: Sequence[str] = (
@@ -50,6 +54,7 @@ class IcebergMergeOperator(IcebergBaseOperator):
         "update_set",
         "dedupe_by",
         "branch",
+        "wap_id",
         "commit_key",
     )
 
@@ -66,6 +71,7 @@ class IcebergMergeOperator(IcebergBaseOperator):
         dedupe_by: str | None = None,
         write_mode: str | None = None,
         branch: str = "main",
+        wap_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -79,6 +85,7 @@ class IcebergMergeOperator(IcebergBaseOperator):
         self.dedupe_by = dedupe_by
         self.write_mode = write_mode
         self.branch = branch
+        self.wap_id = wap_id
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
         """:func:`icewright.actions.merge`."""
@@ -96,6 +103,7 @@ class IcebergMergeOperator(IcebergBaseOperator):
             dedupe_by=self.dedupe_by,
             mode=self.write_mode,  # type: ignore[arg-type]
             branch=self.branch,
+            wap_id=self.wap_id or None,
             commit_key=commit_key,
             runner=self.make_runner(),
         )
@@ -111,9 +119,13 @@ class IcebergDeleteOperator(IcebergBaseOperator):
         ``write.delete.mode``). Files whose rows all match are dropped from metadata
         without a Spark job either way.
     :param branch: the branch (templated).
+    :param wap_id: stage the snapshot under this write-audit-publish id instead of moving
+        ``branch`` (templated; the table needs ``write.wap.enabled=true``); publish it with
+        :class:`~icewright.operators.IcebergPublishOperator`. A staged commit is announced
+        to no ``iceberg://`` outlet: its rows are not on the branch yet.
     """
 
-    template_fields: Sequence[str] = ("table", "where", "branch", "commit_key")
+    template_fields: Sequence[str] = ("table", "where", "branch", "wap_id", "commit_key")
 
     def __init__(
         self,
@@ -122,6 +134,7 @@ class IcebergDeleteOperator(IcebergBaseOperator):
         where: str,
         write_mode: str | None = None,
         branch: str = "main",
+        wap_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -129,6 +142,7 @@ class IcebergDeleteOperator(IcebergBaseOperator):
         self.where = where
         self.write_mode = write_mode
         self.branch = branch
+        self.wap_id = wap_id
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
         """:func:`icewright.actions.delete`."""
@@ -140,6 +154,7 @@ class IcebergDeleteOperator(IcebergBaseOperator):
             catalog=self.catalog,
             mode=self.write_mode,  # type: ignore[arg-type]
             branch=self.branch,
+            wap_id=self.wap_id or None,
             commit_key=commit_key,
             runner=self.make_runner(),
         )

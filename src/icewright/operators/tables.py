@@ -197,9 +197,13 @@ class IcebergAppendOperator(IcebergBaseOperator):
         ``"pkg.module:function"`` (templated).
     :param allow_schema_evolution: add the source's extra columns to the schema.
     :param branch: the branch to append to (templated).
+    :param wap_id: stage the snapshot under this write-audit-publish id instead of moving
+        ``branch`` (templated; the table needs ``write.wap.enabled=true``); publish it with
+        :class:`~icewright.operators.IcebergPublishOperator`. A staged commit is announced
+        to no ``iceberg://`` outlet: its rows are not on the branch yet.
     """
 
-    template_fields: Sequence[str] = ("table", "source", "branch", "commit_key")
+    template_fields: Sequence[str] = ("table", "source", "branch", "wap_id", "commit_key")
 
     def __init__(
         self,
@@ -208,6 +212,7 @@ class IcebergAppendOperator(IcebergBaseOperator):
         source: Any,
         allow_schema_evolution: bool = False,
         branch: str = "main",
+        wap_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -215,6 +220,7 @@ class IcebergAppendOperator(IcebergBaseOperator):
         self.source = source
         self.allow_schema_evolution = allow_schema_evolution
         self.branch = branch
+        self.wap_id = wap_id
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
         """:func:`icewright.actions.append`."""
@@ -226,6 +232,7 @@ class IcebergAppendOperator(IcebergBaseOperator):
             catalog=self.catalog,
             allow_schema_evolution=self.allow_schema_evolution,
             branch=self.branch,
+            wap_id=self.wap_id or None,
             commit_key=commit_key,
             runner=self.make_runner(),
         )
@@ -244,13 +251,17 @@ class IcebergReplaceOperator(IcebergBaseOperator):
         ``"region != 'emea' OR region IS NULL"`` to replace those too).
     :param dynamic_partitions: replace the partitions the source's rows fall into.
     :param branch: the branch (templated).
+    :param wap_id: stage the snapshot under this write-audit-publish id instead of moving
+        ``branch`` (templated; the table needs ``write.wap.enabled=true``); publish it with
+        :class:`~icewright.operators.IcebergPublishOperator`. A staged commit is announced
+        to no ``iceberg://`` outlet: its rows are not on the branch yet.
 
     Deferrable (``deferrable=True`` with ``spark-submit``): the write job runs detached
     while the task defers; with ``where``, files that match only in part are rewritten by
     a second job (a second deferral); the first job's stored result is reused then.
     """
 
-    template_fields: Sequence[str] = ("table", "source", "where", "branch", "commit_key")
+    template_fields: Sequence[str] = ("table", "source", "where", "branch", "wap_id", "commit_key")
 
     def __init__(
         self,
@@ -260,6 +271,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
         where: str | None = None,
         dynamic_partitions: bool = False,
         branch: str = "main",
+        wap_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -268,6 +280,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
         self.where = where
         self.dynamic_partitions = dynamic_partitions
         self.branch = branch
+        self.wap_id = wap_id
 
     def run_action(self, context: Context, commit_key: str | None) -> Any:
         """:func:`icewright.actions.replace`."""
@@ -280,6 +293,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
             where=self.where,
             dynamic_partitions=self.dynamic_partitions,
             branch=self.branch,
+            wap_id=self.wap_id or None,
             commit_key=commit_key,
             runner=self.make_runner(),
         )

@@ -15,9 +15,10 @@ S3 server), one table; concurrently, as separate processes:
 
 Then every row must be there exactly once (read with pyiceberg), every file of every
 retained snapshot present, and a final orphan pass (no writer running) must leave no
-unreferenced file behind. One line per kind, then the summary line::
+unreferenced file behind and no in-flight marker of a killed writer. One line per kind,
+then the summary line::
 
-    torture: lost=0 duplicated=0 dangling=0 unreferenced=0 kinds=4 commits=800 ...
+    torture: lost=0 duplicated=0 dangling=0 unreferenced=0 kinds=4 commits=800 ... markers_left=0
 
 The exit code is 1 on any loss. Not a timed test; the test suite runs a small
 configuration (tests/bench/test_torture.py)::
@@ -57,7 +58,7 @@ from icewright.catalog import Catalog, FileSystemCatalog, SqlCatalog  # noqa: E4
 from icewright.commit.append import fast_append  # noqa: E402
 from icewright.commit.commit_keys import find_commit_key  # noqa: E402
 from icewright.commit.expire import expire_snapshots  # noqa: E402
-from icewright.commit.in_flight import in_flight  # noqa: E402
+from icewright.commit.in_flight import in_flight, in_flight_location  # noqa: E402
 from icewright.commit.merge_append import MergeAppend  # noqa: E402
 from icewright.commit.orphans import remove_orphan_files  # noqa: E402
 from icewright.commit.reachability import referenced_files  # noqa: E402
@@ -222,17 +223,21 @@ def run_expire(spec: dict[str, Any], stop: str, out: str) -> None:
 
 def run_orphans(spec: dict[str, Any], stop: str, out: str, window_ms: int) -> None:
     catalog = _connect(spec)
-    deleted = runs = failed = 0
+    deleted = runs = failed = markers = 0
     while not os.path.exists(stop):
         time.sleep(0.15)
         try:
             table = catalog.load_table(IDENT)
             cutoff = int(time.time() * 1000) - window_ms
-            deleted += remove_orphan_files(table, older_than_ms=cutoff).deleted
+            result = remove_orphan_files(table, older_than_ms=cutoff)
+            deleted += result.deleted
+            markers += len(result.dead_markers)
             runs += 1
         except Exception:
             failed += 1
-    Path(out).write_text(json.dumps({"deleted": deleted, "runs": runs, "failed": failed}))
+    Path(out).write_text(
+        json.dumps({"deleted": deleted, "runs": runs, "failed": failed, "markers": markers})
+    )
 
 
 # --- one kind --------------------------------------------------------------------------
@@ -364,6 +369,8 @@ def torture_kind(
     again = remove_orphan_files(
         table.refresh(), older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True
     )
+    # the killed writers' in-flight markers: deleted by the orphan passes, none left
+    markers_left = len(list(table.io.list_prefix(in_flight_location(table.location))))
     writers = [_read(work / f"w{w}") for w in range(args.writers)]
     snapshots = len(table.metadata.snapshots)
     commits = args.writers * args.commits
@@ -374,6 +381,8 @@ def torture_kind(
         "dangling": dangling,
         "unreferenced": len(again.orphan_paths),
         "leftover": final.deleted,
+        "dead_markers": len(final.dead_markers) + int(_read(work / "o").get("markers", 0)),
+        "markers_left": markers_left,
         "commits": commits,
         "commits/s": round(commits / elapsed, 1),
         "retries": sum(int(x.get("retries", 0)) for x in writers),
@@ -470,8 +479,9 @@ def main(argv: list[str] | None = None) -> int:
         + f" kinds={len(results)} commits={total} commits/s={rate}"
         + f" retries={sum(int(r['retries']) for r in results)}"
         + f" kills={sum(int(r['kills']) for r in results)}"
+        + f" markers_left={sum(int(r['markers_left']) for r in results)}"
     )
-    return 1 if any(bad.values()) else 0
+    return 1 if any(bad.values()) or any(int(r["markers_left"]) for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The torture harness (bench/torture.py) in its small configuration, on every catalog
 kind: 4 writers x 10 commits with compaction, expire and orphan removal running, three
 SIGKILLs with re-runs, PostgreSQL connections terminated, S3 refusing PUTs. No row may be
-lost or duplicated, no referenced file missing, no unreferenced file left."""
+lost or duplicated, no referenced file missing, no unreferenced file and no dead writer's
+in-flight marker left."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_small_torture_run_is_clean() -> None:
     assert lines[-1].startswith(
         "torture: lost=0 duplicated=0 dangling=0 unreferenced=0 kinds=4 commits=160"
     ), lines
+    assert lines[-1].endswith(" markers_left=0"), lines  # no killed writer's marker stays
     per_kind = [x for x in lines if x.startswith("torture[")]
     assert len(per_kind) == 4
     # Kills happen while writers run: a fast kind may finish before all three.

@@ -255,15 +255,15 @@ def test_file_key_normalizes(location: str, key: FileKey) -> None:
 
 def test_a_write_in_flight_is_never_an_orphan(make_table: Callable[..., Table]) -> None:
     """Whatever older_than says: files of a write holding an in-flight marker stay (a
-    window shorter than the write), the job store stays, a dead process's marker does not
-    protect anything."""
+    window shorter than the write), a job document younger than an hour stays, a dead
+    process's marker does not protect anything (and goes itself)."""
     import json
 
     from icewright.commit.in_flight import in_flight, in_flight_location
 
     t = append(make_table(), rows(2))
     age_everything(t)
-    store_doc = stray(t, ".icewright/jobs/0123.json")  # a stored result of a job
+    store_doc = stray(t, ".icewright/jobs/0123.json", days_old=None)  # a job's stored result
     now_plus = int(time.time() * 1000) + 60_000  # every file is "old enough"
     with in_flight(t.io, t.location, "append") as marker:
         time.sleep(2.1)  # the marker's start has two seconds of slack for storage clocks
@@ -282,4 +282,5 @@ def test_a_write_in_flight_is_never_an_orphan(make_table: Callable[..., Table]) 
     )
     result = remove_orphan_files(t, older_than_ms=now_plus)
     assert result.orphan_paths == (mine,) and not t.io.exists(mine)
+    assert result.dead_markers == (dead,) and not t.io.exists(dead)
     assert t.io.exists(store_doc)

@@ -147,11 +147,13 @@ def run_remove_orphans(ctx: Context, args: argparse.Namespace) -> int:
         ("files listed", result.listed),
         ("referenced", result.referenced),
         ("too new", result.too_new),
+        ("dead markers", len(result.dead_markers) or None),
+        ("job documents", len(result.job_documents) or None),
         ("failed", len(result.failed) or None),
     ]
     rows += [("error", e) for e in result.errors]
     ctx.stdout.write(render_pairs(rows) + "\n")
-    for path in result.orphan_paths:
+    for path in (*result.orphan_paths, *result.dead_markers, *result.job_documents):
         ctx.stdout.write(f"{verb} {path}\n")
     return 0
 

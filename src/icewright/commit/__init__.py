@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from icewright.commit.expire import ExpireResult, ExpireSnapshots, expire_snapshots
     from icewright.commit.merge_append import MergeAppend, append
     from icewright.commit.multi_table import commit_tables
-    from icewright.commit.orphans import OrphanResult, remove_orphan_files
+    from icewright.commit.orphans import OrphanResult, remove_orphan_files, remove_store_leftovers
     from icewright.commit.overwrite import (
         IsolationLevel,
         OverwriteFiles,
@@ -106,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "expire_snapshots": "expire",
     "OrphanResult": "orphans",
     "remove_orphan_files": "orphans",
+    "remove_store_leftovers": "orphans",
     "RewriteManifests": "rewrite_manifests",
     "rewrite_manifests": "rewrite_manifests",
     # metadata changes
@@ -169,6 +170,7 @@ __all__ = [
     "prepare_commit",
     "register_table",
     "remove_orphan_files",
+    "remove_store_leftovers",
     "replace_partitions",
     "replace_view",
     "rewrite_files",

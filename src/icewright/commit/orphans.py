@@ -13,7 +13,10 @@ Iceberg Java's ``DeleteOrphanFiles`` action:
   that files of writes still in flight are left alone; and the cutoff is moved before
   the start of every icewright write still in flight on the table
   (:mod:`icewright.commit.in_flight`), whatever ``older_than`` says; nothing under
-  ``<location>/.icewright/`` (the job store) is ever a candidate;
+  ``<location>/.icewright/`` (icewright's markers and job store) is ever a candidate:
+  there the dead markers and the job documents past the same cutoff are deleted by their
+  own rules instead (:mod:`icewright.commit.store_cleanup`; also alone, with
+  :func:`remove_store_leftovers`);
 * paths compare by their normalized path component: ``file:/x``, ``file:///x`` and
   ``/x`` are one file, and ``s3a``/``s3n`` count as ``s3``. A listed file whose path
   matches a referenced one under a different scheme or authority (bucket) is a
@@ -35,6 +38,7 @@ from icewright.catalog.base import Table
 from icewright.commit.expire import GC_ENABLED, gc_enabled
 from icewright.commit.in_flight import CLOCK_SLACK_MS, STORE_DIR, oldest_in_flight_ms
 from icewright.commit.reachability import DEFAULT_READ_WORKERS, referenced_files
+from icewright.commit.store_cleanup import StoreCleanup, clean_store
 from icewright.errors import ValidationError
 from icewright.io.base import FileIO
 from icewright.io.file_keys import FileKey, describe_conflict, file_key, key_matches
@@ -47,9 +51,11 @@ __all__ = [
     "OrphanFinder",
     "OrphanResult",
     "OrphanSearch",
+    "StoreCleanup",
     "file_key",
     "find_orphans",
     "remove_orphan_files",
+    "remove_store_leftovers",
 ]
 
 log = logging.getLogger(__name__)
@@ -66,7 +72,9 @@ class OrphanResult:
     sorted; ``failed`` are orphans that could not be deleted, with ``errors`` saying why.
     ``listed`` counts the files found under ``location``, ``referenced`` the files the
     metadata references, ``too_new`` the unreferenced files kept because they are not
-    older than ``older_than_ms``.
+    older than ``older_than_ms``. ``dead_markers`` and ``job_documents`` are icewright's
+    own files under ``<location>/.icewright/`` that went with them (for a dry run: would
+    go; :mod:`icewright.commit.store_cleanup`), not counted in ``deleted``.
     """
 
     location: str
@@ -79,6 +87,8 @@ class OrphanResult:
     too_new: int
     failed: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    dead_markers: tuple[str, ...] = ()
+    job_documents: tuple[str, ...] = ()
 
 
 def remove_orphan_files(
@@ -98,29 +108,16 @@ def remove_orphan_files(
     deletes always run here.
 
     The table is refreshed first, so that the newest commit's files count as referenced.
-    Raises :class:`ValidationError` (deleting nothing) when ``gc.enabled`` is false, when
-    a manifest list or manifest cannot be read, or when listed and referenced paths
-    differ only in scheme or authority.
+    When the listed location holds ``<table location>/.icewright/``, icewright's dead
+    in-flight markers and its job documents older than the cutoff go too
+    (:func:`remove_store_leftovers`). Raises :class:`ValidationError` (deleting nothing)
+    when ``gc.enabled`` is false, when a manifest list or manifest cannot be read, or when
+    listed and referenced paths differ only in scheme or authority.
     """
-    if older_than_ms is not None and (
-        isinstance(older_than_ms, bool) or not isinstance(older_than_ms, int)
-    ):
-        raise ValidationError(f"older_than_ms must be an integer, got {older_than_ms!r}")
-    cutoff = (
-        int(time.time() * 1000) - DEFAULT_ORPHAN_AGE_MS if older_than_ms is None else older_than_ms
-    )
     # The writes in flight first, the references after: a write whose marker is gone by
     # now has landed its commit (or given up), and the refresh below sees that commit.
     table_io = io or table.io
-    # A write that starts after the markers are listed has files no older than its
-    # start, less the storage's timestamp granularity (S3: whole seconds): the cutoff
-    # stays before that, whatever older_than says.
-    listed_at = int(time.time() * 1000)
-    cutoff = min(cutoff, listed_at - CLOCK_SLACK_MS)
-    since = oldest_in_flight_ms(table_io, table.metadata.location)
-    if since is not None and since < cutoff:
-        log.info("remove orphan files: a write in flight since %d ms; cutoff moved", since)
-        cutoff = since
+    cutoff = orphan_cutoff_ms(table_io, table.metadata.location, older_than_ms)
     current = table.refresh()
     metadata = current.metadata
     if not gc_enabled(metadata):
@@ -161,6 +158,9 @@ def remove_orphan_files(
             errors.append(f"cannot delete {path}: {type(exc).__name__}: {exc}")
             log.warning("remove orphan files: cannot delete %s: %s", path, exc)
     gone = set(failed)
+    own = StoreCleanup(location=store, dry_run=dry_run)
+    if store.startswith(file_key(root).path.rstrip("/") + "/"):
+        own = clean_store(file_io, metadata.location, cutoff_ms=cutoff, dry_run=dry_run)
     return OrphanResult(
         location=root,
         older_than_ms=cutoff,
@@ -170,9 +170,52 @@ def remove_orphan_files(
         listed=found.listed,
         referenced=found.referenced,
         too_new=found.too_new,
-        failed=tuple(sorted(failed)),
-        errors=tuple(errors),
+        failed=tuple(sorted([*failed, *own.failed])),
+        errors=(*errors, *own.errors),
+        dead_markers=own.dead_markers,
+        job_documents=own.job_documents,
     )
+
+
+def orphan_cutoff_ms(io: FileIO, table_location: str, older_than_ms: int | None) -> int:
+    """The modification time before which an unreferenced file of the table is an orphan:
+    ``older_than_ms`` (default: three days ago), but at least two seconds ago and before
+    the start of the oldest write still in flight on the table."""
+    if older_than_ms is not None and (
+        isinstance(older_than_ms, bool) or not isinstance(older_than_ms, int)
+    ):
+        raise ValidationError(f"older_than_ms must be an integer, got {older_than_ms!r}")
+    cutoff = (
+        int(time.time() * 1000) - DEFAULT_ORPHAN_AGE_MS if older_than_ms is None else older_than_ms
+    )
+    # A write that starts after the markers are listed has files no older than its
+    # start, less the storage's timestamp granularity (S3: whole seconds): the cutoff
+    # stays before that, whatever older_than says.
+    listed_at = int(time.time() * 1000)
+    cutoff = min(cutoff, listed_at - CLOCK_SLACK_MS)
+    since = oldest_in_flight_ms(io, table_location)
+    if since is not None and since < cutoff:
+        log.info("remove orphan files: a write in flight since %d ms; cutoff moved", since)
+        cutoff = since
+    return cutoff
+
+
+def remove_store_leftovers(
+    table: Table,
+    *,
+    older_than_ms: int | None = None,
+    dry_run: bool = False,
+    io: FileIO | None = None,
+) -> StoreCleanup:
+    """Delete icewright's own leftovers under ``<table location>/.icewright/``: the
+    in-flight markers of writers that died, and job documents that no running job needs
+    and that are older than the orphan cutoff :func:`remove_orphan_files` would use with
+    the same ``older_than_ms`` (default: three days ago; never younger than an hour). A
+    live writer's marker is never touched. ``dry_run`` deletes nothing and reports what
+    would go. The rules: :mod:`icewright.commit.store_cleanup`."""
+    table_io = io or table.io
+    cutoff = orphan_cutoff_ms(table_io, table.metadata.location, older_than_ms)
+    return clean_store(table_io, table.metadata.location, cutoff_ms=cutoff, dry_run=dry_run)
 
 
 @dataclass(frozen=True)

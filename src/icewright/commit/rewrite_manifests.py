@@ -47,7 +47,13 @@ from icewright.commit.summary import SummaryBuilder
 from icewright.commit.update import CommitResult
 from icewright.commit.validation import snapshot_manifests
 from icewright.errors import ValidationError
-from icewright.manifest.clustering import as_existing, cluster, partition_sort_key, write_rolling
+from icewright.manifest.clustering import (
+    as_existing,
+    cluster,
+    partition_sort_key,
+    write_rolling,
+    writer_factory,
+)
 from icewright.manifest.data_file import ManifestContent, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
 from icewright.manifest.manifest_reader import read_manifest
@@ -210,14 +216,6 @@ class RewriteManifests(SnapshotProducer):
                     if e.is_live
                 ]
 
-            def writer(spec_id: int = spec_id) -> ManifestWriter:
-                return ManifestWriter(
-                    format_version=base.format_version,
-                    spec=base.spec_by_id(spec_id),
-                    schema=base.schema(),
-                    snapshot_id=self.snapshot_id,
-                )
-
             def store(w: ManifestWriter) -> ManifestFile:
                 path = self.new_manifest_path(base)
                 data, manifest = w.finish(path)
@@ -226,7 +224,7 @@ class RewriteManifests(SnapshotProducer):
 
             created += write_rolling(
                 cluster(live, key),
-                new_writer=writer,
+                new_writer=writer_factory(base, spec_id, self.snapshot_id),
                 target_size_bytes=self.target_size_bytes,
                 store=store,
             )

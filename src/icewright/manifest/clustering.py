@@ -27,6 +27,7 @@ from typing import Any
 
 from icewright.manifest.data_file import EntryStatus, ManifestEntry, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
+from icewright.spec.table_metadata import TableMetadata
 from icewright.spec.types import (
     BinaryType,
     BooleanType,
@@ -48,7 +49,14 @@ from icewright.spec.types import (
     UUIDType,
 )
 
-__all__ = ["PartitionKey", "as_existing", "cluster", "partition_sort_key", "write_rolling"]
+__all__ = [
+    "PartitionKey",
+    "as_existing",
+    "cluster",
+    "partition_sort_key",
+    "write_rolling",
+    "writer_factory",
+]
 
 PartitionKey = Callable[[Sequence[Any]], bytes]
 """A partition tuple's sort key (:func:`partition_sort_key`)."""
@@ -143,6 +151,25 @@ def as_existing(entry: ManifestEntry) -> ManifestEntry:
 def cluster(entries: Iterable[ManifestEntry], key: PartitionKey) -> list[ManifestEntry]:
     """``entries`` sorted by partition (by ``key``), then by file path."""
     return sorted(entries, key=lambda e: (key(e.data_file.partition), e.data_file.file_path))
+
+
+def writer_factory(
+    metadata: TableMetadata, spec_id: int, snapshot_id: int
+) -> Callable[[], ManifestWriter]:
+    """New writers of data manifests of ``metadata``'s spec ``spec_id`` (in its current
+    schema and format version) for the snapshot ``snapshot_id``."""
+    spec = metadata.spec_by_id(spec_id)
+    schema = metadata.schema()
+
+    def new_writer() -> ManifestWriter:
+        return ManifestWriter(
+            format_version=metadata.format_version,
+            spec=spec,
+            schema=schema,
+            snapshot_id=snapshot_id,
+        )
+
+    return new_writer
 
 
 def write_rolling(

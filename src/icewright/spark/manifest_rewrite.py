@@ -38,6 +38,7 @@ from icewright.manifest.clustering import (
     as_existing,
     partition_sort_key,
     write_rolling,
+    writer_factory,
 )
 from icewright.manifest.data_file import ManifestEntry, ManifestFile
 from icewright.manifest.manifest import ManifestWriter
@@ -133,14 +134,6 @@ def _write_manifests(out: _Output, batches: Iterator[pa.RecordBatch]) -> Iterato
 
     for spec_id, run in itertools.groupby(rows(), key=operator.itemgetter(0)):
 
-        def writer(spec_id: int = spec_id) -> ManifestWriter:
-            return ManifestWriter(
-                format_version=metadata.format_version,
-                spec=metadata.spec_by_id(spec_id),
-                schema=metadata.schema(),
-                snapshot_id=out.snapshot_id,
-            )
-
         def store(w: ManifestWriter) -> ManifestFile:
             path = f"{out.prefix}{part:05d}-{len(written)}.avro"
             data, manifest = w.finish(path)
@@ -150,7 +143,10 @@ def _write_manifests(out: _Output, batches: Iterator[pa.RecordBatch]) -> Iterato
 
         entries = (entry for _, entry in run)
         write_rolling(
-            entries, new_writer=writer, target_size_bytes=out.target_size_bytes, store=store
+            entries,
+            new_writer=writer_factory(metadata, spec_id, out.snapshot_id),
+            target_size_bytes=out.target_size_bytes,
+            store=store,
         )
     if written:
         yield pa.RecordBatch.from_arrays([pa.array(written, pa.string())], names=["manifest"])
@@ -158,12 +154,7 @@ def _write_manifests(out: _Output, batches: Iterator[pa.RecordBatch]) -> Iterato
 
 def _header_bytes(metadata: TableMetadata, spec_id: int) -> int:
     """The bytes a manifest of ``spec_id`` takes before its first entry."""
-    return ManifestWriter(
-        format_version=metadata.format_version,
-        spec=metadata.spec_by_id(spec_id),
-        schema=metadata.schema(),
-        snapshot_id=0,
-    ).length()
+    return writer_factory(metadata, spec_id, 0)().length()
 
 
 def writing_tasks(

@@ -54,6 +54,7 @@ __all__ = [
     "StoreCleanup",
     "file_key",
     "find_orphans",
+    "orphan_cutoff_ms",
     "remove_orphan_files",
     "remove_store_leftovers",
 ]

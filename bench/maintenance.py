@@ -1,4 +1,5 @@
-"""Maintenance benchmark: icewright's expire and orphan removal against Iceberg Java's.
+"""Maintenance benchmark: icewright's expire, orphan removal and manifest rewriting against
+Iceberg Java's.
 
 Builds two identical tables (``db.ice`` for icewright, ``db.java`` for Iceberg Java) in a
 Hadoop-layout warehouse (icewright's FileSystemCatalog; Java's ``hadoop`` catalog reads
@@ -16,13 +17,22 @@ procedure), then remove orphan files older than a day (``remove_orphan_files``; 
 procedure). icewright runs in a child process (table loading timed, as the procedures
 load theirs), which reports its peak resident memory.
 
+Manifest rewriting runs on two more identical tables (``db.icem``, ``db.javam``) of
+``--manifests`` one-manifest appends (default 2,000, what a table appended to every few
+minutes gathers in a week) of ``--manifest-files`` files each (default 25), over 30 days:
+icewright's ``rewrite_manifests`` (in process) against Java's ``rewrite_manifests``
+procedure (a Spark job on its local session), both clustering by partition into manifests
+of the default 8 MiB; the live entries must agree in count.
+
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/maintenance.py
-        [--files 100000] [--history 1000] [--orphans 1000] [--distributed] [--cluster]
+        [--files 100000] [--history 1000] [--orphans 1000]
+        [--manifests 2000] [--manifest-files 25] [--distributed] [--cluster]
 
 With ``--distributed`` a third identical table (``db.icd``) is expired and cleaned with
 ``distributed=True`` (the walks as Spark jobs on a local session started before the clock,
-as Java's is), and its times and ratios are printed next to the in-process path's, with
-the number of Spark tasks the walks ran.
+as Java's is), and a third manifest table (``db.icdm``) has its manifests rewritten by a
+Spark job; their times and ratios are printed next to the in-process path's, with the
+number of Spark tasks the walks ran.
 
 With ``--cluster`` (implies ``--distributed``) a Spark standalone master and a 2-core
 worker start on 127.0.0.1 (the tests' ``standalone_cluster``), and two more identical
@@ -30,7 +40,8 @@ tables are expired and cleaned there, one by an application with one executor of
 core, one with two executors of one core each; their times, task counts and the speedup
 of two executors over one are printed.
 
-The last line reads ``maintenance: icewright/java=<worst ratio>``.
+The last line reads ``maintenance: icewright/java=<worst ratio of expire and orphans>
+manifests: icewright/java=<ratio of the manifest rewrite>``.
 """
 
 from __future__ import annotations
@@ -92,6 +103,28 @@ def build(warehouse: Path, name: str, files: int, history: int, orphans: int) ->
         os.utime(path, (ten_days_ago, ten_days_ago))
 
 
+def build_manifests(warehouse: Path, name: str, manifests: int, per_manifest: int) -> None:
+    """``manifests`` one-manifest appends of ``per_manifest`` files each, one snapshot each
+    (committed a hundred at a time)."""
+    from icewright.catalog import FileSystemCatalog
+    from icewright.commit.append import FastAppend
+    from icewright.commit.update import commit_updates
+    from icewright.spec.partitioning import build_partition_spec
+
+    catalog = FileSystemCatalog("bench", warehouse=str(warehouse))
+    if not catalog.namespace_exists("db"):
+        catalog.create_namespace("db")
+    table = catalog.create_table(
+        f"db.{name}", SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")])
+    )
+    for first in range(0, manifests, 100):
+        batch = [
+            prepared_files(table.location, per_manifest, f"a{n:05d}")
+            for n in range(first, min(first + 100, manifests))
+        ]
+        table = commit_updates(table, [FastAppend(table, b) for b in batch]).table
+
+
 def spark_tasks(ui: str) -> tuple[int, int]:
     """(tasks, stages) the application of the Spark UI ``ui`` has completed so far."""
     import urllib.request
@@ -111,7 +144,7 @@ def icewright_child(
 ) -> dict[str, Any]:
     from tests.actions.submit_support import CLUSTER_CONF, free_port
 
-    from icewright.actions import expire, remove_orphan_files
+    from icewright.actions import expire, remove_orphan_files, rewrite_manifests
     from icewright.catalog import FileSystemCatalog
     from icewright.runners.local import LocalRunner
     from icewright.spark.session import local_session
@@ -156,6 +189,12 @@ def icewright_child(
     )
     orphans_s = time.perf_counter() - start
     after_orphans = spark_tasks(ui) if ui else (0, 0)
+    start = time.perf_counter()
+    rewritten = rewrite_manifests(
+        catalog.load_table(f"{name}m"), distributed=distributed, runner=runner
+    )
+    manifests_s = time.perf_counter() - start
+    after_manifests = spark_tasks(ui) if ui else (0, 0)
     return {
         "expire": {
             "seconds": expire_s,
@@ -171,6 +210,13 @@ def icewright_child(
             "files": len(removed.orphan_paths),
             "tasks": after_orphans[0] - after_expire[0],
             "stages": after_orphans[1] - after_expire[1],
+        },
+        "manifests": {
+            "seconds": manifests_s,
+            "replaced": rewritten.manifests_replaced,
+            "created": rewritten.manifests_created,
+            "entries": rewritten.entries_processed,
+            "tasks": after_manifests[0] - after_orphans[0],
         },
         "peak_rss_mb": peak_rss_mb(),
     }
@@ -192,13 +238,19 @@ def java_child(root: Path) -> dict[str, Any]:
                 "sql": "CALL hadoop_cat.system.remove_orphan_files(table => 'db.java', "
                 f"older_than => TIMESTAMP '{day_ago}')",
             },
+            {
+                "op": "procedure",
+                "sql": "CALL hadoop_cat.system.rewrite_manifests(table => 'db.javam')",
+            },
         ],
         str(root / "java"),
     )
-    expire, orphans = answer["results"]
+    expire, orphans, manifests = answer["results"]
+    replaced, created = (int(v) for v in manifests["rows"][0])
     return {
         "expire": {"seconds": expire["seconds"], "rows": expire["rows"]},
         "orphans": {"seconds": orphans["seconds"], "files": len(orphans["rows"])},
+        "manifests": {"seconds": manifests["seconds"], "replaced": replaced, "created": created},
     }
 
 
@@ -226,6 +278,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--history", type=int, default=1000)
     parser.add_argument("--orphans", type=int, default=1000)
+    parser.add_argument("--manifests", type=int, default=2000)
+    parser.add_argument("--manifest-files", type=int, default=25)
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--cluster", action="store_true")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
@@ -248,6 +302,7 @@ def main() -> None:
     names += [f"ic{n}" for n in CLUSTER_CORES] if args.cluster else []
     for name in names:
         build(warehouse, name, args.files, args.history, args.orphans)
+        build_manifests(warehouse, f"{name}m", args.manifests, args.manifest_files)
     print(f"built {len(names)} tables in {time.perf_counter() - start:.1f}s under {root}")
 
     ours = child(warehouse, "ice", distributed=False)
@@ -269,6 +324,13 @@ def main() -> None:
         f"java {java['orphans']['files']} files {java['orphans']['seconds']:.2f}s   "
         f"ratio {o['seconds'] / java['orphans']['seconds']:.2f}"
     )
+    m, jm = ours["manifests"], java["manifests"]
+    print(
+        f"rewrite manifests ({m['entries']} entries in {m['replaced']} manifests): "
+        f"icewright {m['created']} manifests {m['seconds']:.2f}s   "
+        f"java {jm['replaced']} -> {jm['created']} manifests {jm['seconds']:.2f}s   "
+        f"ratio {m['seconds'] / jm['seconds']:.2f}"
+    )
     print(f"icewright maintenance process: peak RSS {ours['peak_rss_mb']:.0f} MiB")
     if spread is not None:
         d, do = spread["expire"], spread["orphans"]
@@ -285,6 +347,13 @@ def main() -> None:
             f"  Spark tasks (local): expire {d['tasks']} in {d['stages']} stages, "
             f"remove orphans {do['tasks']} in {do['stages']} stages"
         )
+        dm = spread["manifests"]
+        print(
+            f"distributed (local Spark): rewrite manifests {dm['created']} manifests "
+            f"{dm['seconds']:.2f}s in {dm['tasks']} tasks (ratio to java "
+            f"{dm['seconds'] / jm['seconds']:.2f}, to in-process "
+            f"{dm['seconds'] / m['seconds']:.2f})"
+        )
         for run in [spread, *clustered.values()]:
             same = (run["expire"]["data_files"], run["expire"]["manifests"]) == (
                 e["data_files"],
@@ -292,12 +361,19 @@ def main() -> None:
             )
             if not same or run["orphans"]["files"] != o["files"]:
                 raise SystemExit("the distributed and in-process paths disagree")
+            if run["manifests"]["entries"] != m["entries"]:
+                raise SystemExit("the distributed manifest rewrite carried other entries")
     if clustered:
         report_cluster(clustered, java)
     if o["files"] != java["orphans"]["files"]:
         raise SystemExit("the engines disagree on the orphan count")
+    if (m["replaced"], m["entries"]) != (jm["replaced"], args.manifests * args.manifest_files):
+        raise SystemExit("the engines disagree on the manifests rewritten")
     worst = max(e["seconds"] / java["expire"]["seconds"], o["seconds"] / java["orphans"]["seconds"])
-    print(f"maintenance: icewright/java={worst:.2f}")
+    print(
+        f"maintenance: icewright/java={worst:.2f} "
+        f"manifests: icewright/java={m['seconds'] / jm['seconds']:.2f}"
+    )
 
 
 def on_cluster(root: Path, warehouse: Path) -> dict[int, dict[str, Any]]:

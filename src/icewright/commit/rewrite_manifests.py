@@ -111,8 +111,9 @@ def _count(manifests: Sequence[ManifestFile], what: str) -> int:
     for m in manifests:
         if m.added_files_count is None or m.existing_files_count is None:
             raise ValidationError(
-                f"manifest {m.manifest_path} does not count its files ({what}); rewrite "
-                "it with an engine that writes the counts first"
+                f"cannot rewrite manifests: the {what} manifest {m.manifest_path} has no "
+                "file counts in its manifest list (a v1 list may leave them out), so that "
+                "the rewrite keeps every file cannot be checked; nothing was changed"
             )
         total += m.added_files_count + m.existing_files_count
     return total

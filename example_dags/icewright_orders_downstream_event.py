@@ -14,6 +14,12 @@ leaves claimed snapshots out. Each commit therefore starts this DAG once, and bo
 of event carry the same payload, which
 :func:`~icewright.operators.triggering_snapshots` reads.
 
+The run reads only the new rows: :func:`~icewright.operators.triggering_source` turns the
+events into the source ``iceberg:sales.orders@A..B`` (the rows the announced snapshots
+appended, planned from the manifests they wrote), and a ``sql:`` query names it as a
+quoted identifier to add the new orders per region to ``sales.orders_per_region`` with
+a merge (an incremental aggregate: never a scan of the whole table).
+
 ``watched_iceberg_asset(TABLE)`` and the writers' ``iceberg_asset(TABLE)`` are one and
 the same declaration (the table's asset and its watcher), as Airflow needs them to be in
 every file. How often the watcher polls is the deployment's setting
@@ -25,11 +31,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from airflow.exceptions import AirflowSkipException
 from airflow.sdk import DAG, task
 
-from icewright.operators import triggering_snapshots, watched_iceberg_asset
+from icewright.operators import triggering_snapshots, triggering_source, watched_iceberg_asset
 
 TABLE = "sales.orders"
+PER_REGION = "sales.orders_per_region"
 ORDERS = watched_iceberg_asset(TABLE)
 
 
@@ -54,4 +62,29 @@ with DAG(
         print(f"icewright-downstream-report {report}")
         return report
 
+    @task
+    def count_new_orders(
+        triggering_asset_events: Any = None, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Add the new snapshots' orders per region to sales.orders_per_region."""
+        from icewright.actions import ensure_table, merge
+        from icewright.text.schema import parse_schema
+
+        source = triggering_source(triggering_asset_events, table=TABLE)
+        if source is None:
+            raise AirflowSkipException(f"the events name no new snapshot of {TABLE}")
+        ensure_table(PER_REGION, parse_schema("region string, orders long"))
+        result = merge(
+            PER_REGION,
+            f"sql:SELECT region, count(*) AS orders FROM `{source}` GROUP BY region",
+            on="region",
+            update_set="orders = target.orders + orders",
+            commit_key=f"orders_per_region/{run_id}",
+        )
+        report = {"source": source, "regions_added": result.rows_inserted}
+        report["regions_updated"] = result.rows_updated
+        print(f"icewright-incremental-report {report}")
+        return report
+
     react_to_new_orders()
+    count_new_orders()

@@ -4,6 +4,9 @@ the snapshots back out of the events that started a run (a SQLite catalog)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from icewright.actions.announce import (
     CLAIM_PREFIX,
@@ -15,6 +18,7 @@ from icewright.actions.announce import (
 )
 from icewright.actions.watch import snapshot_record
 from icewright.commit import fast_append
+from icewright.errors import ValidationError
 from tests.sensors.support import TABLE, _files, append, make_table, sql_catalog
 
 
@@ -67,3 +71,22 @@ def test_snapshots_in_events_each_once_oldest_first() -> None:
     found = snapshots_in([watcher, operator, bare, None, {"other": 1}, {"payload": None}])
     assert [s["snapshot_id"] for s in found] == [1, 2, 3, 4]
     assert snapshots_in([]) == []
+
+
+def test_announced_source_names_the_range_of_the_announced_snapshots() -> None:
+    from icewright.actions.announce import announced_source
+
+    def record(sid: int, parent: int | None, seq: int) -> dict[str, Any]:
+        return {"snapshot_id": sid, "parent_snapshot_id": parent, "sequence_number": seq}
+
+    first = {"table": "sales.orders", "snapshots": [record(12, 11, 2), record(13, 12, 3)]}
+    second = {"payload": {"table": "sales.orders", "snapshots": [record(14, 13, 4)]}}
+    assert announced_source([second, first]) == "iceberg:sales.orders@11..14"
+    assert announced_source([first], changelog=True) == "iceberg-changelog:sales.orders@11..13"
+    fresh = {"table": "sales.orders", "snapshots": [record(1, None, 1)]}
+    assert announced_source([fresh]) == "iceberg:sales.orders@..1"
+    assert announced_source([{"table": "sales.orders", "snapshots": []}, None]) is None
+    other = {"table": "sales.returns", "snapshots": [record(5, 4, 2)]}
+    assert announced_source([first, other], table="sales.returns") == "iceberg:sales.returns@4..5"
+    with pytest.raises(ValidationError, match="several tables"):
+        announced_source([first, other])

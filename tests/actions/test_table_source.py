@@ -154,6 +154,21 @@ def test_a_merge_on_read_delete_is_refused_in_a_changelog(
         read_changes(spark, catalog.load_table("db.src"), start=src[0], changelog=True)
 
 
+def test_a_sql_query_reads_a_range_named_as_a_quoted_identifier(
+    catalog: SqlCatalog, pyiceberg_catalog: Any, src: list[int]
+) -> None:
+    query = (
+        "sql:SELECT max(id) AS id, 'new' AS region FROM `iceberg:db.src@{0}..{2}` "
+        "UNION ALL SELECT count(*), 'count' FROM `iceberg:db.src@{0}..{2}` "
+        "UNION ALL SELECT count(*), 'all' FROM `iceberg:db.src`"
+    ).format(*src)
+    append("db.dst", query, catalog=catalog)
+    rows = pyiceberg_catalog.load_table("db.dst").scan().to_arrow().to_pylist()
+    assert sorted((r["region"], r["id"]) for r in rows) == [("all", 6), ("count", 4), ("new", 21)]
+    with pytest.raises(ValidationError, match="is not an ancestor of"):
+        append("db.dst", f"sql:SELECT * FROM `iceberg:db.src@{src[2]}..{src[0]}`", catalog=catalog)
+
+
 @pytest.mark.slow
 def test_a_range_source_through_spark_submit(
     catalog: SqlCatalog, pyiceberg_catalog: Any, src: list[int]
@@ -162,3 +177,6 @@ def test_a_range_source_through_spark_submit(
     runner = SparkSubmitRunner(settings)
     done = append("db.dst", f"iceberg:db.src@{src[1]}..", catalog=catalog, runner=runner)
     assert done.committed and ids(pyiceberg_catalog) == [20, 21]
+    query = f"sql:SELECT id + 100 AS id, region FROM `iceberg:db.src@..{src[0]}`"
+    append("db.dst", query, catalog=catalog, runner=runner)
+    assert ids(pyiceberg_catalog) == [20, 21, 100, 101]

@@ -64,7 +64,8 @@ def load(table: TableLike, catalog: CatalogLike) -> Table:
 
 def resolve_source(source: Any, catalog: Catalog) -> Any:
     """``source`` ready for a job: an ``iceberg:`` source (text or
-    :class:`~icewright.spark.sources.TableSource`) names a table of ``catalog``,
+    :class:`~icewright.spark.sources.TableSource`, or one a ``sql:`` query names as a
+    quoted identifier) names a table of ``catalog``,
     which is loaded now, its snapshot, ref or range checked (a ref or snapshot that does
     not exist, a range whose start is not an ancestor of its end, an overwrite inside an
     appends range: :class:`ValidationError`, before any job) and its metadata location
@@ -74,6 +75,15 @@ def resolve_source(source: Any, catalog: Catalog) -> Any:
         from icewright.spark.sources import TableSource
 
         source = TableSource.parse(source)
+    elif isinstance(source, str) and "`iceberg" in source.lower():
+        from icewright.spark.sources import parse_source
+
+        source = parse_source(source)
+    if type(source).__name__ == "SqlSource" and "`" in source.query:
+        from icewright.spark.sources import table_references
+
+        tables = tuple(resolve_source(t, catalog) for t in table_references(source.query))
+        return dataclasses.replace(source, tables=tables) if tables else source
     if type(source).__name__ != "TableSource" or source.metadata_location is not None:
         return source
     from icewright.errors import NoSuchTable
@@ -101,7 +111,9 @@ def resolve_source(source: Any, catalog: Catalog) -> Any:
                 f"a branch or tag of {read.identifier} (its references: "
                 f"{', '.join(sorted(metadata.refs)) or 'none'})"
             )
-    return dataclasses.replace(source, metadata_location=read.metadata_location, io=read.io)
+    return dataclasses.replace(
+        source, metadata_location=read.metadata_location, metadata=metadata, io=read.io
+    )
 
 
 _TABLE_SOURCES = ("iceberg:", "iceberg-changelog:")

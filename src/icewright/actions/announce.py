@@ -34,6 +34,7 @@ from icewright.actions._common import load
 from icewright.actions.watch import Watermark, snapshot_record
 from icewright.commit.refs import ancestor_ids
 from icewright.commit.summary import COMMIT_KEY
+from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions._common import CatalogLike
@@ -142,6 +143,49 @@ def commit_announcement(
         head=None if head is None else Watermark.of(head),
         metadata_location=current.metadata_location,
     )
+
+
+def range_source(table: str, start: int | None, end: int, *, changelog: bool = False) -> str:
+    """The ``iceberg:`` source of what the snapshots after ``start`` (exclusive; None:
+    from the first) up to ``end`` added (:class:`~icewright.spark.sources.TableSource`)."""
+    head = "iceberg-changelog" if changelog else "iceberg"
+    return f"{head}:{table}@{'' if start is None else start}..{end}"
+
+
+def announced_source(
+    payloads: Iterable[Mapping[str, Any] | None],
+    *,
+    table: str | None = None,
+    changelog: bool = False,
+) -> str | None:
+    """The ``iceberg:`` source of exactly the rows the announced snapshots added: from the
+    parent of the oldest to the newest (for ``table``, which may be left out when the
+    payloads name one table). None when they name no snapshot of it.
+
+    The range runs along the branch, so it also holds snapshots between the announced
+    ones that were not announced (a compaction, which changes no rows); an overwrite or
+    delete in it makes the read fail by name unless ``changelog``."""
+    by_table: dict[str, list[Mapping[str, Any]]] = {}
+    for given in payloads:
+        if not isinstance(given, Mapping):
+            continue
+        inner = given.get("payload")
+        payload = inner if isinstance(inner, Mapping) else given
+        records = [r for r in payload.get("snapshots") or () if isinstance(r, Mapping)]
+        if records and payload.get("table"):
+            by_table.setdefault(str(payload["table"]), []).extend(records)
+    if table is None and len(by_table) > 1:
+        raise ValidationError(
+            f"the events name several tables ({', '.join(sorted(by_table))}): say which one "
+            "with table="
+        )
+    name = table if table is not None else next(iter(by_table), None)
+    records = sorted(by_table.get(str(name), []), key=_order)
+    if name is None or not records:
+        return None
+    start = records[0].get("parent_snapshot_id")
+    end = int(records[-1]["snapshot_id"])
+    return range_source(name, None if start is None else int(start), end, changelog=changelog)
 
 
 def _order(record: Mapping[str, Any]) -> tuple[int, int, int]:

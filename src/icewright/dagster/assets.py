@@ -80,6 +80,11 @@ __all__ = [
 DEFAULT_RESOURCE_KEY = "iceberg"
 """The resource key the assets look their :class:`IcebergResource` up under."""
 
+SOURCE_TAG = "icewright/source"
+"""The run tag an :func:`~icewright.dagster.iceberg_snapshot_sensor` puts on the runs it
+requests: the rows the announced snapshots added, as an ``iceberg:`` source
+(``iceberg:ns.table@A..B``); source templates name it ``{snapshot_source}``."""
+
 KINDS = frozenset({"iceberg", "spark"})
 
 OnResult = Callable[[dg.AssetExecutionContext, Any], None]
@@ -127,6 +132,19 @@ class AssetStep:
         # A run's partition applies to the partitioned assets only (an unpartitioned one
         # selected into a partition run ignores it).
         self.scope = None if partitions is None else partitions.scope(context)
+
+    def template_values(self) -> dict[str, str] | None:
+        """What the step's source template may name: the partition's values
+        (:meth:`PartitionScope.template_values`) and, in a run that an
+        :func:`~icewright.dagster.iceberg_snapshot_sensor` started, ``snapshot_source``:
+        the ``iceberg:`` source of the rows the announced snapshots added
+        (``iceberg:ns.table@A..B``). None when there is nothing to fill (the source is
+        used as it is written)."""
+        values = {} if self.scope is None else self.scope.template_values()
+        announced = self.context.run.tags.get(SOURCE_TAG)
+        if announced:
+            values["snapshot_source"] = announced
+        return values or None
 
     def commit_key(self) -> str:
         key = run_commit_key(self.context, keys_of(self.scope))
@@ -365,7 +383,7 @@ def _write_asset(
         def act() -> ActionResult:
             if declared is not None:
                 ensure_table(table, catalog=step.catalog, **declared.as_kwargs())
-            values = None if step.scope is None else step.scope.template_values()
+            values = step.template_values()
             filled = str(fill_template(source, values))
             common: dict[str, Any] = {
                 "catalog": step.catalog,

@@ -83,7 +83,7 @@ def iceberg_merge_asset(
         from icewright.actions import merge
 
         step = AssetStep(context, resource_key, partitions=partitions)
-        values = None if step.scope is None else step.scope.template_values()
+        values = step.template_values()
         commit_key = step.commit_key()
 
         def act() -> RowChangeResult:
@@ -146,7 +146,7 @@ def iceberg_delete_asset(
         from icewright.actions import delete
 
         step = AssetStep(context, resource_key, partitions=partitions)
-        values = None if step.scope is None else step.scope.template_values()
+        values = step.template_values()
         commit_key = step.commit_key()
 
         def act() -> RowChangeResult:

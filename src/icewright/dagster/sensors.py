@@ -8,7 +8,10 @@ records) each give
 * a ``RunRequest`` of the sensor's target (a job or an asset selection) with the
   ``run_key`` ``<table>@<snapshot id>``, so that a tick evaluated twice (a daemon
   restart between evaluation and cursor update) starts no second run; the run's tags
-  name the table, snapshot id, sequence number and operation;
+  name the table, snapshot id, sequence number and operation, and ``icewright/source``
+  the ``iceberg:`` range of the rows the run's snapshots added, which the write assets'
+  source templates name ``{snapshot_source}`` (a downstream aggregate merges only the new
+  rows);
 * for snapshots not committed by a Dagster asset of icewright (an Airflow task, the
   ``icewright`` command, Spark, any other engine), a runless ``AssetMaterialization`` of
   the table's asset, so that downstream assets with automation conditions see the
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from icewright.commit.summary import COMMIT_KEY
-from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
+from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, SOURCE_TAG, table_asset_key
 from icewright.dagster.execution import annotated
 from icewright.errors import NoSuchTable, ValidationError
 
@@ -189,8 +192,11 @@ def _snapshot_tags(table: str, snapshot: Snapshot) -> dict[str, str]:
 
 
 def _run_request(table: str, snapshot: Snapshot, covered: Sequence[Snapshot]) -> dg.RunRequest:
+    from icewright.actions.announce import range_source
+
     tags = _snapshot_tags(table, snapshot)
     tags["icewright/snapshot_ids"] = ",".join(str(s.snapshot_id) for s in covered)
+    tags[SOURCE_TAG] = range_source(table, covered[0].parent_snapshot_id, snapshot.snapshot_id)
     return dg.RunRequest(run_key=f"{table}@{snapshot.snapshot_id}", tags=tags)
 
 

@@ -29,13 +29,19 @@ This package is the one import place of a DAG author: besides the operators it
 re-exports the sensor (:class:`IcebergSnapshotSensor`), the ``iceberg://`` assets
 (:func:`iceberg_asset`, :func:`watched_iceberg_asset` for event-driven DAGs), the
 snapshot triggers, :func:`triggering_snapshots` (the new snapshots named by the asset
-events that started a run, from watchers and operators alike), and the runner types of
+events that started a run, from watchers and operators alike) and
+:func:`triggering_source` (the ``iceberg:`` source of exactly their rows), and the runner types of
 :mod:`icewright.actions` (:class:`SparkSubmitSettings`) for ``spark_settings``.
 """
 
 from __future__ import annotations
 
-from icewright.operators.base import IcebergBaseOperator, commit_key_for, triggering_snapshots
+from icewright.operators.base import (
+    IcebergBaseOperator,
+    commit_key_for,
+    triggering_snapshots,
+    triggering_source,
+)
 from icewright.operators.maintenance import (
     IcebergExpireSnapshotsOperator,
     IcebergRemoveOrphanFilesOperator,
@@ -89,5 +95,6 @@ __all__ = [
     "commit_key_for",
     "iceberg_asset",
     "triggering_snapshots",
+    "triggering_source",
     "watched_iceberg_asset",
 ]

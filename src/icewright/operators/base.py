@@ -80,7 +80,13 @@ import airflow
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from icewright.actions.announce import claim, claim_key, commit_announcement, snapshots_in
+from icewright.actions.announce import (
+    announced_source,
+    claim,
+    claim_key,
+    commit_announcement,
+    snapshots_in,
+)
 from icewright.actions.arguments import (
     check_commit_key,
     check_optional_seconds,
@@ -182,13 +188,44 @@ def triggering_snapshots(triggering_asset_events: Any) -> list[dict[str, Any]]:
             for snap in triggering_snapshots(triggering_asset_events):
                 print(snap["snapshot_id"], snap["operation"], snap["added_records"])
     """
+    return snapshots_in(getattr(e, "extra", e) for e in _events(triggering_asset_events))
+
+
+def triggering_source(
+    triggering_asset_events: Any, *, table: str | None = None, changelog: bool = False
+) -> str | None:
+    """The ``iceberg:`` source of exactly the rows the triggering snapshots added
+    (``iceberg:ns.table@A..B``: from the parent of the oldest to the newest, see
+    :func:`~icewright.actions.announce.announced_source`), for an operator's ``source`` or
+    inside a ``sql:`` query as a quoted identifier; None when the events name no
+    snapshot (of ``table``)::
+
+        @task
+        def new_orders(triggering_asset_events=None):
+            return triggering_source(triggering_asset_events, table="sales.orders")
+
+        IcebergMergeOperator(
+            task_id="per_region", table="sales.orders_per_region", on="region",
+            source="sql:SELECT region, count(*) AS orders FROM "
+            "`{{ ti.xcom_pull(task_ids='new_orders') }}` GROUP BY region",
+            update_set="orders = target.orders + orders",
+        )
+    """
+    return announced_source(
+        (getattr(e, "extra", e) for e in _events(triggering_asset_events)),
+        table=table,
+        changelog=changelog,
+    )
+
+
+def _events(triggering_asset_events: Any) -> list[Any]:
     events: list[Any] = []
     if isinstance(triggering_asset_events, Mapping):
         for value in triggering_asset_events.values():
             events.extend(value or ())
     elif triggering_asset_events is not None:
         events.extend(triggering_asset_events)
-    return snapshots_in(getattr(e, "extra", e) for e in events)
+    return events
 
 
 def source_module_file(source: object) -> str | None:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icewright.io.base import FileIO
+    from icewright.spark.sources import TableSource
     from icewright.spark.write import Source
     from icewright.spec.table_metadata import TableMetadata
 
@@ -246,7 +247,12 @@ def _maintenance(spark: SparkSession, kind: str, spec: Mapping[str, Any]) -> dic
 
 
 def _source(spec: Mapping[str, Any]) -> Source:
-    from icewright.spark.sources import METADATA_LOCATION_OPTION, TableSource
+    from icewright.spark.sources import (
+        METADATA_LOCATION_OPTION,
+        SqlSource,
+        TableSource,
+        table_references,
+    )
     from icewright.spark.write import PathSource, parse_source
 
     text = spec.get("source")
@@ -259,10 +265,32 @@ def _source(spec: Mapping[str, Any]) -> Source:
     options = spec.get("source-options") or []
     if options and isinstance(source, PathSource):
         source = PathSource(source.path, source.format, tuple((str(k), str(v)) for k, v in options))
+    given = {str(k): str(v) for k, v in options}
     if isinstance(source, TableSource):
-        location = dict((str(k), str(v)) for k, v in options).get(METADATA_LOCATION_OPTION)
-        source = dataclasses.replace(source, metadata_location=location)
+        source = _read_metadata(source, given.get(METADATA_LOCATION_OPTION))
+    if isinstance(source, SqlSource):
+        tables = tuple(
+            _read_metadata(t, given.get(f"{METADATA_LOCATION_OPTION}:{t}"))
+            for t in table_references(source.query)
+        )
+        source = SqlSource(source.query, tables)
     return source
+
+
+def _read_metadata(source: TableSource, location: str | None) -> TableSource:
+    """``source`` with the table metadata its action resolved it to (None: unresolved,
+    which the read refuses by name)."""
+    from icewright.catalog.metadata_files import (
+        read_metadata_document,
+        table_metadata_from_document,
+    )
+    from icewright.io.loader import load_file_io
+
+    if location is None:
+        return source
+    io = load_file_io(location, json.loads(os.environ.get(IO_PROPERTIES_ENV) or "{}"))
+    metadata = table_metadata_from_document(read_metadata_document(io, location), location)
+    return dataclasses.replace(source, metadata_location=location, metadata=metadata, io=io)
 
 
 def _read_spec(location: str) -> dict[str, Any]:

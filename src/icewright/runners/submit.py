@@ -99,7 +99,12 @@ def _source_text(source: Source) -> tuple[str, list[list[str]]]:
     if isinstance(source, str):
         return source, []
     if isinstance(source, SqlSource):
-        return f"sql:{source.query}", []
+        tables = [
+            [f"{METADATA_LOCATION_OPTION}:{t}", t.metadata_location]
+            for t in source.tables
+            if t.metadata_location is not None
+        ]
+        return f"sql:{source.query}", tables
     if isinstance(source, PathSource):
         return f"{source.format}:{source.path}", [list(o) for o in source.options]
     if isinstance(source, CallableSource):

@@ -20,6 +20,7 @@ from icewright.errors import IcewrightError, ValidationError
 from icewright.io.base import FileIO, uri_scheme
 from icewright.io.loader import load_file_io
 from icewright.spark.failures import spark_failure
+from icewright.spec.table_metadata import TableMetadata
 
 __all__ = [
     "FORMATS",
@@ -32,19 +33,32 @@ __all__ = [
     "first_line",
     "load_source",
     "parse_source",
+    "table_references",
 ]
 
 FORMATS = ("parquet", "csv", "json", "orc")
 """The file formats a path source may have."""
+
+_TABLE_REFERENCE = re.compile(r"`((?:iceberg|iceberg-changelog):[^`]+)`", re.IGNORECASE)
+"""An ``iceberg:`` source named in a SQL query as a quoted identifier."""
 
 _CALLABLE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 
 @dataclass(frozen=True, slots=True)
 class SqlSource:
-    """A Spark SQL query whose result is written."""
+    """A Spark SQL query whose result is written.
+
+    The query may read Iceberg tables of the catalog by naming an ``iceberg:`` source as
+    a quoted identifier: ``SELECT region, count(*) FROM `iceberg:sales.orders@A..B`
+    GROUP BY region`` reads the rows those snapshots appended (any
+    :class:`TableSource` text). ``tables`` holds those references resolved against the
+    catalog (:func:`icewright.actions._common.resolve_source`); the job reads each as a
+    temporary view.
+    """
 
     query: str
+    tables: tuple[TableSource, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +100,10 @@ class TableSource:
 
     A source is resolved against the catalog before a job runs
     (:func:`icewright.actions.arguments.resolve_source`): ``metadata_location`` is the
-    table's metadata file then, so the job reads exactly that state of the table (``io``
-    reads it in this process; a ``spark-submit`` job uses the FileIO properties it is
-    given).
+    table's metadata file then, so the job reads exactly that state of the table
+    (``metadata`` is what that file holds, and ``io`` reads the table's files in this
+    process; a ``spark-submit`` job reads the file again and uses the FileIO properties
+    it is given).
     """
 
     table: str
@@ -98,6 +113,7 @@ class TableSource:
     is_range: bool = False
     changelog: bool = False
     metadata_location: str | None = None
+    metadata: TableMetadata | None = field(default=None, compare=False, repr=False)
     io: FileIO | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
@@ -184,7 +200,7 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
         source = parse_source(source)
     try:
         if isinstance(source, SqlSource):
-            return spark.sql(source.query)
+            return spark.sql(_with_table_views(spark, source))
         if isinstance(source, PathSource):
             return _read_path(spark, source)
         if isinstance(source, CallableSource):
@@ -234,25 +250,54 @@ def _read_path(spark: SparkSession, source: PathSource) -> DataFrame:
     return reader.options(**options).load(source.path)
 
 
+def table_references(query: str) -> list[TableSource]:
+    """The ``iceberg:`` sources a SQL query names as quoted identifiers, each once, in
+    order."""
+    found: dict[str, TableSource] = {}
+    for match in _TABLE_REFERENCE.finditer(query):
+        source = TableSource.parse(match.group(1))
+        found.setdefault(str(source), source)
+    return list(found.values())
+
+
+def _with_table_views(spark: SparkSession, source: SqlSource) -> str:
+    """The query with each ``iceberg:`` reference replaced by a temporary view of it."""
+    import uuid
+
+    resolved = {str(t): t for t in source.tables}
+    views: dict[str, str] = {}
+
+    def view(match: re.Match[str]) -> str:
+        key = str(TableSource.parse(match.group(1)))
+        if key not in views:
+            table = resolved.get(key)
+            if table is None:
+                raise ValidationError(
+                    f"the query names {key}, which was not resolved against a catalog: pass "
+                    "the source to an icewright action"
+                )
+            name = f"__iw_table_{len(views)}_{uuid.uuid4().hex[:8]}"
+            _read_table_source(spark, table).createOrReplaceTempView(name)
+            views[key] = name
+        return views[key]
+
+    return _TABLE_REFERENCE.sub(view, source.query)
+
+
 def _read_table_source(spark: SparkSession, source: TableSource) -> DataFrame:
     import json
     import os
 
-    from icewright.catalog.metadata_files import (
-        read_metadata_document,
-        table_metadata_from_document,
-    )
     from icewright.io.secrets import IO_PROPERTIES_ENV
     from icewright.spark.read import read_changes, read_table
 
-    location = source.metadata_location
-    if location is None:
+    location, metadata = source.metadata_location, source.metadata
+    if location is None or metadata is None:
         raise ValidationError(
             f"the source {source} was not resolved against a catalog: pass it to an icewright "
-            "action, which reads the table's current metadata location first"
+            "action, which reads the table's current metadata first"
         )
     io = source.io or load_file_io(location, json.loads(os.environ.get(IO_PROPERTIES_ENV) or "{}"))
-    metadata = table_metadata_from_document(read_metadata_document(io, location), location)
     if source.is_range:
         return read_changes(
             spark, (metadata, io), start=source.start, end=source.end, changelog=source.changelog

@@ -176,6 +176,22 @@ def test_write_to_a_branch_then_fast_forward_main(
     assert live_ids(pyi.load_table("db.orders")) == [0, 1, 10, 11, 20, 21, 30, 31]
 
 
+def test_a_write_to_a_new_branch_starts_at_mains_head(
+    history: tuple[Table, list[int]], pyi: Any
+) -> None:
+    # Iceberg Java (SnapshotUtil.latestSnapshot): a branch a write creates starts at the
+    # current snapshot, so publishing it later is a fast-forward.
+    table, (_, _, head) = history
+    result = fast_append(table, files(table, range(30, 32)), branch="dev")
+    snap = result.table.metadata.snapshot_by_id(result.snapshot_id or 0)
+    assert snap is not None and snap.parent_snapshot_id == head
+    assert result.table.metadata.current_snapshot_id == head
+    loaded = pyi.load_table("db.orders")
+    assert live_ids(loaded, result.snapshot_id) == [0, 1, 10, 11, 20, 21, 30, 31]
+    published = ManageSnapshots(result.table).fast_forward("main", "dev").commit()
+    assert published.table.metadata.current_snapshot_id == result.snapshot_id
+
+
 def test_fast_forward_only_goes_forward(history: tuple[Table, list[int]]) -> None:
     table, (s1, _, s3) = history
     table = ManageSnapshots(table).create_branch("old", s1).commit().table

@@ -61,7 +61,7 @@ def delete(
         found = find_key(current.metadata, branch, commit_key, wap_id)
         if found is not None:
             return row_result(already_committed(current, found, timer), chosen, None)
-    start = current.metadata.snapshot_for_ref(branch)
+    start = current.metadata.branch_head(branch)
     with timer.phase("plan"):
         condition, full, partial = plan_row_filter(current, where, branch)
     from icewright.scan import file_scoped_deletes

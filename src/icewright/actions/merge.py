@@ -132,7 +132,7 @@ def merge(
         mode=chosen,
     )
     jobs = runner_or_default(runner)
-    start = current.metadata.snapshot_for_ref(branch)
+    start = current.metadata.branch_head(branch)
     key = job_key(commit_key, "merge")
     with in_flight(current.io, current.metadata.location, "merge"):
         with timer.phase("write"):
@@ -180,7 +180,7 @@ def commit_row_changes(
         delete_paths(table.io, [f.file_path for f in written])
         if forget is not None:
             forget()
-        snapshot = table.metadata.snapshot_for_ref(branch)
+        snapshot = table.metadata.branch_head(branch)
         return CommitResult.for_snapshot(table, snapshot, committed=False)
 
     level = isolation_level_for(table.metadata.properties, command)

@@ -108,7 +108,7 @@ def replace(
         if found is not None:
             forget()
             return already_committed(current, found, timer)
-    start = current.metadata.snapshot_for_ref(branch)
+    start = current.metadata.branch_head(branch)
     start_id = None if start is None else start.snapshot_id
     removed: list[DataFile] = []
     full: list[FileScanTask] = []
@@ -180,7 +180,7 @@ def replace(
 
         if dynamic_partitions and not files:
             forget()
-            snapshot = current.metadata.snapshot_for_ref(branch)
+            snapshot = current.metadata.branch_head(branch)
             from icewright.commit.update import CommitResult
 
             return ActionResult.from_commit(
@@ -231,7 +231,9 @@ def plan_row_filter(
     from icewright.scan import TableScan
 
     condition = sql_filter(where) if isinstance(where, str) else where
-    scan = TableScan.of(table, ref=branch, row_filter=condition)  # binds: unknown columns fail
+    scan = TableScan.of(
+        table, ref=table.metadata.write_ref(branch), row_filter=condition
+    )  # binds: unknown columns fail
     # bound once: the rewrite job's keep filter (JSON for a detached job) is then the
     # two-valued form, NaN handling of SQL's x > v included (expressions.sql)
     condition = bind(condition, scan.schema())

@@ -133,7 +133,7 @@ def rewrite(
         )
     if not groups:
         return _noop(current, branch, timer)
-    start = current.metadata.snapshot_for_ref(branch)
+    start = current.metadata.branch_head(branch)
     assert start is not None  # groups come from it
     properties = {TARGET_FILE_SIZE: str(target)}
     if sort:
@@ -234,7 +234,7 @@ def _earlier_series(
     earlier call made (one interrupted by a detached job, or a retried one), oldest first:
     the result covers every commit of the key."""
     found: list[Snapshot] = []
-    head = table.metadata.snapshot_for_ref(branch)
+    head = table.metadata.branch_head(branch)
     chain = [] if head is None else ancestors_of(table.metadata, head.snapshot_id)
     for snapshot in chain:
         summary: Mapping[str, str] = snapshot.summary or {}
@@ -333,7 +333,7 @@ def _noop(table: Table, branch: str, timer: Timer, snapshot_id: int | None = Non
     snapshot = (
         metadata.snapshot_by_id(snapshot_id)
         if snapshot_id is not None
-        else metadata.snapshot_for_ref(branch)
+        else metadata.branch_head(branch)
     )
     return RewriteResult(
         table=str(table.identifier),

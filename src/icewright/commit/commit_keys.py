@@ -160,7 +160,7 @@ def find_commit_key(
     The snapshot in the branch's history whose summary holds the key, else the record
     of a keyed commit whose snapshot was expired since (:func:`remembered`).
     """
-    snapshot = metadata.snapshot_for_ref(branch)
+    snapshot = metadata.branch_head(branch)
     seen: set[int] = set()
     while snapshot is not None and snapshot.snapshot_id not in seen:
         seen.add(snapshot.snapshot_id)

@@ -113,7 +113,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         self._new_delete_manifests: list[ManifestFile] | None = None
         self._summary_properties: dict[str, str] = {}
         self._last_manifests: set[str] = set()
-        head = table.metadata.snapshot_for_ref(self.branch)
+        head = table.metadata.branch_head(self.branch)
         self.starting_snapshot_id: int | None = head.snapshot_id if head else None
 
     # --- configuration (for subclasses) ---------------------------------------------

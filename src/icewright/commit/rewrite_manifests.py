@@ -186,7 +186,7 @@ class RewriteManifests(SnapshotProducer):
 
     def selection(self, metadata: TableMetadata) -> dict[int, list[ManifestFile]]:
         """The data manifests of the branch head of ``metadata`` to rewrite, by spec id."""
-        head = metadata.snapshot_for_ref(self.branch)
+        head = metadata.branch_head(self.branch)
         if head is None:
             return {}
         return manifests_to_rewrite(

@@ -225,7 +225,7 @@ class SnapshotProducer(PendingUpdate):
                 f"(as Iceberg Java requires): create the table with --property {WAP_ENABLED}=true "
                 "or set it with icewright.commit.UpdateProperties"
             )
-        parent = base.snapshot_for_ref(self.branch)
+        parent = base.branch_head(self.branch)
         self.validate(base, parent)
         builder = SummaryBuilder(
             schema=base.schema(),

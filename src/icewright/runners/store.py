@@ -245,7 +245,7 @@ def row_change_fingerprint(
 ) -> str:
     """:func:`fingerprint` of a merge or row-level delete job: also its spec, its mode
     and the snapshot it read (of ``branch``; the tasks name the files of a delete)."""
-    snapshot = None if branch is None else metadata.snapshot_for_ref(branch)
+    snapshot = None if branch is None else metadata.branch_head(branch)
     extra = {
         "merge": None if spec is None else spec.to_json(),
         "mode": mode,

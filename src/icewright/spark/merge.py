@@ -290,9 +290,9 @@ def _candidates(
     """The scan tasks of the files that may hold a row passing ``row_filter``."""
     from icewright.scan import TableScan
 
-    if row_filter is ALWAYS_FALSE or metadata.snapshot_for_ref(branch) is None:
+    if row_filter is ALWAYS_FALSE or metadata.branch_head(branch) is None:
         return []
-    scan = TableScan.of((metadata, io), ref=branch, row_filter=row_filter)
+    scan = TableScan.of((metadata, io), ref=metadata.write_ref(branch), row_filter=row_filter)
     return list(scan.iter_tasks())
 
 

@@ -288,6 +288,16 @@ class TableMetadata:
         ref = self.refs.get(name)
         return None if ref is None else self._snapshots_by_id.get(ref.snapshot_id)
 
+    def write_ref(self, branch: str) -> str:
+        """The ref a write to ``branch`` starts from: the branch, or ``main`` when the
+        branch does not exist yet (the write creates it at main's current snapshot, as
+        Iceberg Java's ``SnapshotUtil.latestSnapshot`` does)."""
+        return branch if branch in self.refs else MAIN_BRANCH
+
+    def branch_head(self, branch: str) -> Snapshot | None:
+        """The snapshot a write to ``branch`` builds on (see :meth:`write_ref`)."""
+        return self.snapshot_for_ref(self.write_ref(branch))
+
     def property(self, key: str, default: str | None = None) -> str | None:
         """A table property, or ``default``."""
         return self.properties.get(key, default)

@@ -231,3 +231,17 @@ def test_ranges_by_ref_name_and_the_empty_range(history: Any) -> None:
     span = snapshot_range(h.table.metadata, "v1", "main")
     assert [s.snapshot_id for s in span.snapshots] == [h.table.metadata.current_snapshot_id]
     assert snapshot_range(h.table.metadata, "main", "main").snapshots == ()
+
+
+def test_a_range_from_the_start_of_an_expired_history_is_refused(history: Any) -> None:
+    from icewright.commit import expire_snapshots
+
+    h = history("db.expired")
+    for _ in range(3):
+        h.do("append", 0)
+    line = main_line(h.table)
+    expire_snapshots(h.table, older_than_ms=2**62, retain_last=2)
+    table = h.table.refresh()
+    with pytest.raises(ValidationError, match=f"before snapshot {line[1]} was expired"):
+        snapshot_range(table.metadata, None)
+    assert [s.snapshot_id for s in snapshot_range(table.metadata, line[1]).snapshots] == [line[2]]

@@ -3,7 +3,9 @@
 A range ``(start, end]`` is the snapshots after ``start`` up to and including ``end``
 along ``end``'s ancestry (Iceberg Java's ``IncrementalAppendScan`` options
 ``start-snapshot-id``, exclusive, and ``end-snapshot-id``, inclusive). ``start`` must be
-an ancestor of ``end``; without it the range starts at ``end``'s oldest ancestor.
+an ancestor of ``end``; without it the range starts at ``end``'s first snapshot (if
+expiry removed the start of that history, what it appended is gone: an error, where
+Java and pyiceberg read from the oldest snapshot left).
 
 :func:`plan_appends` reads only what the range's snapshots added: for each snapshot, the
 data manifests it wrote, and in them the entries it ADDED (a merged manifest also lists
@@ -114,6 +116,13 @@ def snapshot_range(
         raise ValidationError(
             f"snapshot {start_id} is not an ancestor of snapshot {end_id}: a range runs along "
             "one line of history (start an ancestor of end)"
+        )
+    oldest = chain[-1] if chain else None
+    if start_id is None and oldest is not None and oldest.parent_snapshot_id is not None:
+        raise ValidationError(
+            f"the history of snapshot {end_id} before snapshot {oldest.snapshot_id} was "
+            "expired, so what it appended cannot be read as a range: start the range at a "
+            f"snapshot still in the table (snapshot {oldest.snapshot_id} or later)"
         )
     return SnapshotRange(start_id, end_id, tuple(reversed(chain)))
 

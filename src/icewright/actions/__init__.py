@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from icewright.actions.create import create
     from icewright.actions.delete import delete
     from icewright.actions.ensure import EnsureResult, ensure_table
-    from icewright.actions.health import TableHealth, table_health
+    from icewright.actions.health import TableHealth, health_figures, table_health
+    from icewright.actions.maintain import MaintainResult, maintain, maintain_tables
+    from icewright.actions.maintain_plan import MaintainPlan, plan_maintenance
     from icewright.actions.maintenance import expire, remove_orphan_files, rewrite_manifests
     from icewright.actions.merge import merge
     from icewright.actions.references import (
@@ -82,6 +84,12 @@ _EXPORTS: dict[str, str] = {
     "EnsureResult": "ensure",
     "table_health": "health",
     "TableHealth": "health",
+    "health_figures": "health",
+    "maintain": "maintain",
+    "maintain_tables": "maintain",
+    "MaintainResult": "maintain",
+    "MaintainPlan": "maintain_plan",
+    "plan_maintenance": "maintain_plan",
     "expire": "maintenance",
     "remove_orphan_files": "maintenance",
     "rewrite_manifests": "maintenance",
@@ -125,6 +133,8 @@ __all__ = [
     "EnsureResult",
     "GroupFailure",
     "LocalRunner",
+    "MaintainPlan",
+    "MaintainResult",
     "ManifestRewriteResult",
     "PollResult",
     "ReferenceResult",
@@ -148,8 +158,12 @@ __all__ = [
     "drop_branch",
     "ensure_table",
     "expire",
+    "health_figures",
+    "maintain",
+    "maintain_tables",
     "merge",
     "new_snapshots",
+    "plan_maintenance",
     "publish",
     "publish_view",
     "remove_orphan_files",

@@ -236,12 +236,14 @@ def check_rewrite(
     target_file_size: object = None,
     partial_progress_max_commits: object = None,
     where: object = None,
+    delete_file_threshold: object = None,
 ) -> None:
     """The options of :func:`icewright.actions.rewrite`."""
     for name, value in (
         ("min_input_files", min_input_files),
         ("target_file_size", target_file_size),
         ("partial_progress_max_commits", partial_progress_max_commits),
+        ("delete_file_threshold", delete_file_threshold),
     ):
         if value is None and name != "min_input_files":
             continue

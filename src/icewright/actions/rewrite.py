@@ -89,6 +89,7 @@ def rewrite(
     commit_key: str | None = None,
     runner: Runner | None = None,
     distributed: bool | None = None,
+    delete_file_threshold: int | None = None,
 ) -> RewriteResult:
     """Compact the data files of ``table`` (see the module docstring); one ``replace``
     snapshot, validated against commits since the snapshot read.
@@ -109,8 +110,18 @@ def rewrite(
     :class:`~icewright.runners.store.JobSubmitted` raised; calling again with the same
     ``commit_key`` reuses the finished jobs (keyed by the group's input files) and goes on
     with the next group: one deferral per group for an orchestrator.
+
+    ``delete_file_threshold`` N also rewrites every data file to which at least N delete
+    files apply, whatever its size (Iceberg Java's ``delete-file-threshold``; planned in
+    this process).
     """
-    check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
+    check_rewrite(
+        min_input_files,
+        target_file_size,
+        partial_progress_max_commits,
+        where,
+        delete_file_threshold,
+    )
     check_branch(branch)
     check_commit_key(commit_key)
     timer = Timer()
@@ -130,6 +141,7 @@ def rewrite(
             branch=branch,
             distributed=distributed,
             runner=runner,
+            delete_file_threshold=delete_file_threshold,
         )
     if not groups:
         return _noop(current, branch, timer)
@@ -266,9 +278,11 @@ def plan_groups(
     branch: str = "main",
     distributed: bool | None = None,
     runner: Runner | None = None,
+    delete_file_threshold: int | None = None,
 ) -> list[FileGroup]:
     """The file groups a rewrite would compact (see the module docstring); planned by a
-    Spark job on ``runner`` when ``distributed`` says so (see :func:`rewrite`)."""
+    Spark job on ``runner`` when ``distributed`` says so (see :func:`rewrite`), except
+    with a ``delete_file_threshold`` (a job spec does not carry it)."""
     from icewright.expressions import sql_filter
     from icewright.scan import TableScan
 
@@ -278,8 +292,10 @@ def plan_groups(
     scan = TableScan.of(table, **options)
     if scan.snapshot() is None:
         return []
-    rules = CompactionRules(target_file_size, min_input_files, table.metadata.default_spec_id)
-    if use_distributed(table, distributed):
+    rules = CompactionRules(
+        target_file_size, min_input_files, table.metadata.default_spec_id, delete_file_threshold
+    )
+    if delete_file_threshold is None and use_distributed(table, distributed):
         snapshot = scan.snapshot()
         assert snapshot is not None
         planned = runner_or_default(runner).plan_rewrite(

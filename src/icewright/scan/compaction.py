@@ -5,9 +5,14 @@ candidate when it is under 75% or over 180% of the target file size, or was writ
 an older partition spec; candidates of one (spec, partition) are packed first-fit
 decreasing into groups of at most 100 GiB, and a group is rewritten when it has
 ``min_input_files`` files, or more than one file and more than a target file's worth of
-data, or a file too large, or files of an older spec. The provider plans with these
-(:func:`icewright.actions.rewrite.plan_groups`) and so do Spark executors for big tables
-(:mod:`icewright.spark.rewrite_planning`), so both give the same groups.
+data, or a file too large, or files of an older spec. With a ``delete_file_threshold``
+(Java's ``delete-file-threshold`` option, off by default) a data file to which at least
+that many delete files apply is a candidate too, and its group is rewritten whatever its
+size: the rewrite applies the deletes, and the position deletes scoped to it go.
+
+The provider plans with these (:func:`icewright.actions.rewrite.plan_groups`) and so do
+Spark executors for big tables (:mod:`icewright.spark.rewrite_planning`), so both give the
+same groups.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ class CompactionRules:
     min_input_files: int
     spec_id: int
     """The table's default (current) partition spec."""
+    delete_file_threshold: int | None = None
+    """A data file with at least this many delete files is rewritten (None: never for
+    its deletes alone)."""
 
     @property
     def low(self) -> float:
@@ -51,7 +59,17 @@ class CompactionRules:
     def is_candidate(self, task: FileScanTask) -> bool:
         """Whether the task's data file is rewritten if its group qualifies."""
         size = task.data_file.file_size_in_bytes
-        return size < self.low or size > self.high or task.spec_id != self.spec_id
+        return (
+            size < self.low
+            or size > self.high
+            or task.spec_id != self.spec_id
+            or self.too_many_deletes(task)
+        )
+
+    def too_many_deletes(self, task: FileScanTask) -> bool:
+        """Whether at least :attr:`delete_file_threshold` delete files apply to the task."""
+        threshold = self.delete_file_threshold
+        return threshold is not None and len(task.delete_files) >= threshold
 
     def groups(self, spec_id: int, tasks: Iterable[FileScanTask]) -> list[list[FileScanTask]]:
         """The groups worth rewriting among the candidates ``tasks`` of one partition of
@@ -66,6 +84,7 @@ class CompactionRules:
                 or enough_content
                 or too_large
                 or spec_id != self.spec_id
+                or any(self.too_many_deletes(t) for t in packed)
             ):
                 found.append(packed)
         return found

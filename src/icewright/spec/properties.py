@@ -14,6 +14,7 @@ Two rules keep a table repairable:
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +22,16 @@ from typing import Any
 
 from icewright.errors import ValidationError
 
-__all__ = ["PROPERTIES", "PropertySpec", "check_properties", "check_property", "read_property"]
+__all__ = [
+    "MAINTAIN_PREFIX",
+    "PROPERTIES",
+    "PropertySpec",
+    "check_known",
+    "check_properties",
+    "check_property",
+    "read_property",
+    "strict_property",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +55,19 @@ def _int(low: int, high: int | None = None) -> Callable[[str], int]:
         except ValueError:
             raise ValueError("not a whole number") from None
         if value < low or (high is not None and value > high):
+            raise ValueError("out of range")
+        return value
+
+    return parse
+
+
+def _float(low: float, high: float | None = None) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise ValueError("not a number") from None
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
             raise ValueError("out of range")
         return value
 
@@ -83,6 +106,7 @@ def _spec(name: str, parse: Callable[[str], Any], default: Any, expects: str) ->
 
 
 _NON_NEGATIVE = "a whole number >= 0"
+_SHARE = "a number from 0 to 1"
 _POSITIVE = "a whole number >= 1"
 _BOOL = "true or false"
 _WRITE_MODES = ("copy-on-write", "merge-on-read")
@@ -142,6 +166,15 @@ PROPERTIES: Mapping[str, PropertySpec] = {
             1_000_000,
             _NON_NEGATIVE,
         ),
+        # what icewright.actions.maintain decides from
+        _spec("icewright.maintain.enabled", _bool, True, _BOOL),
+        _spec("icewright.maintain.small-file-share", _float(0.0, 1.0), 0.2, _SHARE),
+        _spec("icewright.maintain.delete-file-ratio", _float(0.0), 0.1, "a number >= 0"),
+        _spec("icewright.maintain.manifests-per-partition", _float(1.0), 8.0, "a number >= 1"),
+        _spec("icewright.maintain.small-manifest-share", _float(0.0, 1.0), 0.5, _SHARE),
+        _spec("icewright.maintain.min-manifests", _int(2), 10, "a whole number >= 2"),
+        _spec("icewright.maintain.orphan-interval-ms", _int(0), 7 * 86_400_000, _NON_NEGATIVE),
+        _spec("icewright.maintain.orphans-last-run-ms", _int(0), None, _NON_NEGATIVE),
     )
 }
 """Every property icewright interprets, by name."""
@@ -155,16 +188,33 @@ def _message(spec: PropertySpec, value: str) -> str:
     )
 
 
+MAINTAIN_PREFIX = "icewright.maintain."
+"""Every property under this prefix is declared: an unknown one is a typo, refused."""
+
+
 def check_property(name: str, value: str) -> None:
     """Raise :class:`ValidationError` when ``value`` is not valid for ``name`` (properties
-    icewright does not interpret are not checked)."""
+    icewright does not interpret are not checked, except that every
+    ``icewright.maintain.*`` name must be a declared one)."""
     spec = PROPERTIES.get(name)
     if spec is None:
+        check_known(name)
         return
     try:
         spec.parse(str(value))
     except ValueError:
         raise ValidationError(_message(spec, str(value))) from None
+
+
+def check_known(name: str) -> None:
+    """Refuse an ``icewright.maintain.*`` name that is not declared (a misspelt threshold
+    would otherwise be ignored without a word)."""
+    if name.startswith(MAINTAIN_PREFIX) and name not in PROPERTIES:
+        known = ", ".join(n for n in PROPERTIES if n.startswith(MAINTAIN_PREFIX))
+        raise ValidationError(
+            f"table property {name} is not one icewright knows; the {MAINTAIN_PREFIX}* "
+            f"properties are {known}"
+        )
 
 
 def check_properties(properties: Mapping[str, str] | None) -> None:
@@ -185,3 +235,17 @@ def read_property(properties: Mapping[str, str], name: str) -> Any:
     except ValueError:
         log.warning("%s; using the default", _message(spec, str(raw)))
         return spec.default
+
+
+def strict_property(properties: Mapping[str, str], name: str) -> Any:
+    """The value of ``name`` in ``properties`` (its default when unset); an invalid value
+    raises :class:`ValidationError` (for a verb that decides from the property, such as
+    maintain, where a wrong threshold must stop it rather than be replaced)."""
+    spec = PROPERTIES[name]
+    raw = properties.get(name)
+    if raw is None:
+        return spec.default
+    try:
+        return spec.parse(str(raw))
+    except ValueError:
+        raise ValidationError(_message(spec, str(raw))) from None

@@ -86,12 +86,15 @@ def duckdb_scan_columns(
     metadata_path: str | os.PathLike[str],
     *,
     connection: duckdb.DuckDBPyConnection | None = None,
+    snapshot_id: int | None = None,
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """``SELECT * FROM iceberg_scan('<metadata_path>')``: column names and sorted rows."""
+    """``SELECT * FROM iceberg_scan('<metadata_path>')``: column names and sorted rows
+    (of snapshot ``snapshot_id``: ``snapshot_from_id``; default the current one)."""
     conn = connection if connection is not None else duckdb_iceberg_connection()
+    at = "" if snapshot_id is None else f", snapshot_from_id => {int(snapshot_id)}"
     try:
         table = conn.execute(
-            f"SELECT * FROM iceberg_scan('{_quote(os.fspath(metadata_path))}')"
+            f"SELECT * FROM iceberg_scan('{_quote(os.fspath(metadata_path))}'{at})"
         ).to_arrow_table()
     finally:
         if connection is None:

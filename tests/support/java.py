@@ -479,11 +479,14 @@ class JavaBatch:
         snapshot_id: int | None = None,
         branch: str | None = None,
         rest_uri: str | None = None,
+        options: Mapping[str, str | int] | None = None,
     ) -> Pending[ScanResult]:
         """Read rows with ``spark.read.format("iceberg")``: from a metadata file, or a
         Hadoop-catalog ``table`` ("db.t") in ``warehouse``, or with ``rest_uri`` a table of
         Iceberg Java's ``RESTCatalog`` on that server (``warehouse`` is then the name sent
-        to its ``/v1/config``); optionally at a snapshot or branch."""
+        to its ``/v1/config``); optionally at a snapshot or branch, and with further read
+        ``options`` (``{"tag": "v1"}``, ``{"start-snapshot-id": a, "end-snapshot-id": b}``:
+        an incremental append scan)."""
         if (metadata_path is None) == (table is None):
             raise ValueError("scan needs exactly one of metadata_path or (warehouse, table)")
         if table is not None and warehouse is None:
@@ -497,8 +500,21 @@ class JavaBatch:
                 "table": table,
                 "snapshot_id": snapshot_id,
                 "ref": branch,
+                "options": {k: str(v) for k, v in (options or {}).items()},
             },
             _scan_result,
+        )
+
+    def sql(
+        self, warehouse: str | os.PathLike[str], table: str, sql: str
+    ) -> Pending[dict[str, Any]]:
+        """Run one Spark SQL statement on the existing Hadoop-catalog ``table`` ("db.t") of
+        ``warehouse``: an Iceberg procedure (``CALL {catalog}.system.rollback_to_snapshot(
+        table => '{name}', snapshot_id => 1)``) or DDL (``ALTER TABLE {table} CREATE TAG
+        v1``); ``{table}``, ``{name}`` and ``{catalog}`` as in :func:`step_sql`. Returns
+        ``{columns, rows, metadata_location}`` (the table's metadata file afterwards)."""
+        return self._add(
+            {"op": "sql", "warehouse": str(warehouse), "table": table, "sql": sql}, _identity
         )
 
     def query(self, sql: str, tables: Mapping[str, str | os.PathLike[str]]) -> Pending[ScanResult]:

@@ -573,6 +573,8 @@ class Processor:
             reader = reader.option("snapshot-id", str(req["snapshot_id"]))
         if req.get("ref") is not None:
             reader = reader.option("branch", req["ref"])
+        for key, value in (req.get("options") or {}).items():
+            reader = reader.option(key, str(value))
         if req.get("metadata_path"):
             df = reader.load(req["metadata_path"])
         elif req.get("rest_uri"):
@@ -598,6 +600,17 @@ class Processor:
             for name, _ in names:
                 self.spark.catalog.dropTempView(name)
         out["count"] = len(out["rows"])
+        return out
+
+    def op_sql(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Run one Spark SQL statement (an Iceberg procedure, ``ALTER TABLE ... CREATE TAG``)
+        on an existing Hadoop-catalog table; ``{table}``, ``{name}`` and ``{catalog}`` as in
+        ``write_table``'s steps. Returns its rows and the table's metadata location after."""
+        catalog = self.catalog_for(req["warehouse"])
+        full = f"{catalog}.{req['table']}"
+        fmt = {"table": full, "name": req["table"], "catalog": catalog}
+        out = self.step_rows(self.spark.sql(req["sql"].format(**fmt)))
+        out["metadata_location"] = self.current_metadata(full)["metadata_location"]
         return out
 
     # ------------------------------------------------------------------ writes

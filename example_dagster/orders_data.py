@@ -68,3 +68,23 @@ def orders_by_day(spark: SparkSession) -> DataFrame:
     return orders.groupBy(F.to_date("ts").alias("day"), "region").agg(
         F.count("*").alias("orders"), F.sum("amount").alias("revenue")
     )
+
+
+TOTALS = "sales.region_totals"
+"""Orders and revenue per region, kept up to date incrementally by the snapshot sensor's
+runs: each run merges in only what the new snapshots of ``sales.orders`` changed."""
+TOTALS_SCHEMA = "region string, orders long not null, revenue decimal(22,2)"
+# The run's snapshots as a changelog (appends, and the rows replaced days removed and
+# added), folded into per-region deltas that the merge adds to the totals.
+TOTALS_CHANGES = (
+    "sql:SELECT region, sum(IF(_change_type = 'INSERT', 1, -1)) AS orders, "
+    "CAST(sum(IF(_change_type = 'INSERT', amount, -amount)) AS DECIMAL(22,2)) AS revenue "
+    "FROM `{snapshot_changelog}` GROUP BY region"
+)
+
+BIG_ORDERS = "sales.big_orders"
+"""The orders of 900 or more, rebuilt from ``sales.orders`` by write-audit-publish."""
+BIG_ORDERS_SCHEMA = "order_id long not null, region string, amount decimal(12,2)"
+BIG_ORDERS_SOURCE = (
+    "sql:SELECT order_id, region, amount FROM `iceberg:sales.orders` WHERE amount >= 900"
+)

@@ -16,7 +16,7 @@ default (a SQLite catalog and a local warehouse under ``$ICEWRIGHT_HOME``, defau
    orders to a branch of ``sales.orders_audited``, audit it there and publish it to
    ``main`` (write-audit-publish).
 5. The Dagster example project (``example_dagster/``, :mod:`main_dagster`) on the same
-   tables: ``dagster asset materialize --select '*' --partition <date + 1>`` writes the
+   tables: ``dagster asset materialize --select group:sales --partition <date + 1>`` writes the
    next day's orders (a replace of exactly that day), the daily revenue aggregate, a view
    and the checks; the project's snapshot sensor, evaluated before and after both
    pipelines, requests a ``refresh_revenue`` run for the new snapshots (Airflow's and

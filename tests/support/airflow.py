@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,10 +158,7 @@ SCHEDULER_LOOP_DONE = "Exiting scheduler loop as requested number of runs"
 
 
 def scheduler_loop(
-    env: Mapping[str, str],
-    timeout: float = 600,
-    grace: float = 5,
-    settled: Callable[[], bool] | None = None,
+    env: Mapping[str, str], timeout: float = 600, grace: float = 5
 ) -> subprocess.CompletedProcess[str]:
     """One scheduler loop, ``airflow scheduler -n 1 -s``, with ``env``.
 
@@ -172,9 +169,7 @@ def scheduler_loop(
     (what the tests read from the metadata database: runs, asset events) is done by then,
     so once the scheduler has logged that the loop ended it gets ``grace`` seconds to exit
     and is then stopped with its workers; the result then reads as a success, with the
-    loop's output. With ``settled`` (the tasks the test waits for are done, read from the
-    metadata database) the grace lasts until it returns True (at most ``timeout``): a
-    task that runs Spark outlives the loop by more than a few seconds."""
+    loop's output."""
     args = [str(AIRFLOW_BIN), "scheduler", "-n", "1", "-s"]
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(
@@ -195,10 +190,6 @@ def scheduler_loop(
                 out.seek(0)
                 if SCHEDULER_LOOP_DONE in out.read():
                     done_at = time.monotonic()
-            elif settled is not None:
-                if settled():
-                    time.sleep(grace)
-                    break
             elif time.monotonic() - done_at > grace:
                 break
         if code is None:

@@ -14,6 +14,8 @@
   and partitions mapped onto the table (:mod:`icewright.dagster.partitions`);
 * :func:`iceberg_snapshot_sensor` (:mod:`icewright.dagster.sensors`);
 * :func:`iceberg_table_checks` (:mod:`icewright.dagster.checks`);
+* write-audit-publish: :func:`iceberg_branch_checks` and :func:`iceberg_publish_asset`
+  (:mod:`icewright.dagster.references`);
 * :func:`iceberg_maintenance_job` and its schedule (:mod:`icewright.dagster.maintenance`);
 * :class:`IcewrightComponent`, the same declared in ``defs.yaml``
   (:mod:`icewright.dagster.component`).
@@ -52,6 +54,7 @@ from icewright.dagster.maintenance import (
     iceberg_maintenance_job,
     iceberg_maintenance_schedule,
 )
+from icewright.dagster.references import iceberg_branch_checks, iceberg_publish_asset
 from icewright.dagster.resource import IcebergResource, SparkConfig
 from icewright.dagster.row_assets import iceberg_delete_asset, iceberg_merge_asset
 from icewright.dagster.sensors import iceberg_snapshot_sensor
@@ -64,11 +67,13 @@ __all__ = [
     "SparkConfig",
     "commit_key_for",
     "iceberg_append_asset",
+    "iceberg_branch_checks",
     "iceberg_delete_asset",
     "iceberg_expire_asset",
     "iceberg_maintenance_job",
     "iceberg_maintenance_schedule",
     "iceberg_merge_asset",
+    "iceberg_publish_asset",
     "iceberg_remove_orphans_asset",
     "iceberg_replace_asset",
     "iceberg_rewrite_asset",

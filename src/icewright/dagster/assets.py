@@ -35,6 +35,7 @@ import dagster as dg
 
 from icewright.actions.arguments import (
     Declaration,
+    check_branch,
     check_declaration,
     check_expire,
     check_orphans,
@@ -138,12 +139,14 @@ class AssetStep:
         (:meth:`PartitionScope.template_values`) and, in a run that an
         :func:`~icewright.dagster.iceberg_snapshot_sensor` started, ``snapshot_source``:
         the ``iceberg:`` source of the rows the announced snapshots added
-        (``iceberg:ns.table@A..B``). None when there is nothing to fill (the source is
-        used as it is written)."""
+        (``iceberg:ns.table@A..B``), and ``snapshot_changelog``, the same range's changelog
+        (``iceberg-changelog:...``: inserted and deleted rows, for ranges with overwrites).
+        None when there is nothing to fill (the source is used as it is written)."""
         values = {} if self.scope is None else self.scope.template_values()
         announced = self.context.run.tags.get(SOURCE_TAG)
         if announced:
             values["snapshot_source"] = announced
+            values["snapshot_changelog"] = announced.replace("iceberg:", "iceberg-changelog:", 1)
         return values or None
 
     def commit_key(self) -> str:
@@ -263,6 +266,7 @@ def iceberg_append_asset(
     partition_columns: Mapping[str, str] | None = None,
     allow_schema_evolution: bool = False,
     branch: str = "main",
+    reset_branch: bool = False,
     schema: Schema | Mapping[str, Any] | str | None = None,
     partition_by: SpecLike | str = None,
     sort_by: OrderLike | str = None,
@@ -285,6 +289,12 @@ def iceberg_append_asset(
     which is then created or evolved before the write. ``allow_schema_evolution`` adds
     the source's extra columns in the append's commit. ``on_result`` is called with the
     :class:`~icewright.actions.ActionResult`.
+
+    ``branch`` other than ``main`` writes there (write-audit-publish: checks read the
+    branch, :func:`~icewright.dagster.iceberg_publish_asset` publishes it); with
+    ``reset_branch`` each run first moves the branch to ``main``'s current snapshot, so it
+    holds ``main`` and this run's rows only (a branch left by a failed audit is started
+    again).
     """
     return _write_asset(
         "append",
@@ -294,6 +304,7 @@ def iceberg_append_asset(
         partition_column=partition_column,
         partition_columns=partition_columns,
         branch=branch,
+        reset_branch=reset_branch,
         declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
         resource_key=resource_key,
@@ -313,6 +324,7 @@ def iceberg_replace_asset(
     partition_column: str | None = None,
     partition_columns: Mapping[str, str] | None = None,
     branch: str = "main",
+    reset_branch: bool = False,
     schema: Schema | Mapping[str, Any] | str | None = None,
     partition_by: SpecLike | str = None,
     sort_by: OrderLike | str = None,
@@ -341,6 +353,7 @@ def iceberg_replace_asset(
         partition_column=partition_column,
         partition_columns=partition_columns,
         branch=branch,
+        reset_branch=reset_branch,
         declared=check_declaration(schema, partition_by, sort_by, properties),
         key=key,
         resource_key=resource_key,
@@ -359,6 +372,7 @@ def _write_asset(
     partition_column: str | None,
     partition_columns: Mapping[str, str] | None,
     branch: str,
+    reset_branch: bool,
     declared: Declaration | None,
     key: dg.AssetKey | str | Sequence[str] | None,
     resource_key: str,
@@ -373,9 +387,13 @@ def _write_asset(
         schema=None if declared is None else declared.schema,
     )
     check_source(source, paths_exist=False)  # an upstream step may write the path
+    check_branch(branch)
+    if reset_branch and branch == "main":
+        raise ValidationError("reset_branch moves a branch other than main to main: name one")
 
     def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
+        from icewright.actions import branch as start_branch
 
         step = AssetStep(context, resource_key, partitions=partitions)
         commit_key = step.commit_key()
@@ -383,6 +401,8 @@ def _write_asset(
         def act() -> ActionResult:
             if declared is not None:
                 ensure_table(table, catalog=step.catalog, **declared.as_kwargs())
+            if reset_branch:
+                start_branch(table, branch, replace=True, catalog=step.catalog)
             values = step.template_values()
             filled = str(fill_template(source, values))
             common: dict[str, Any] = {

@@ -305,9 +305,23 @@ class PartitionScope:
         return values
 
 
+SENSOR_VALUES = ("snapshot_source", "snapshot_changelog")
+"""The template values only a run that a snapshot sensor started has."""
+
+
 def fill_template(source: object, values: Mapping[str, str] | None) -> object:
     """``source`` with ``{name}`` placeholders filled (only string sources; ``{{`` is a
-    literal brace). An unknown name is a :class:`ValidationError`."""
+    literal brace). An unknown name is a :class:`ValidationError`, and so is a sensor's
+    value (``{snapshot_source}``) in a run that no sensor started, even when nothing else
+    is filled."""
+    if isinstance(source, str) and not (values or {}).get("snapshot_source"):
+        for name in SENSOR_VALUES:
+            if "{" + name + "}" in source:
+                raise ValidationError(
+                    f"the source names {{{name}}}, the snapshots an iceberg_snapshot_sensor "
+                    "announced, but no sensor started this run (it has no icewright/source "
+                    "tag): materialize it from the sensor's runs"
+                )
     if not isinstance(source, str) or values is None:
         return source
     try:

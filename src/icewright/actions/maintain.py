@@ -106,6 +106,42 @@ class MaintainResult:
         """Whether any step changed something."""
         return any(s.changed for s in self.steps)
 
+    def to_document(self) -> dict[str, Any]:
+        """The result as JSON-able data (the command's ``--json``, the operator's XCom,
+        Dagster metadata): the steps with their decision, figures and changes."""
+        from icewright.actions.results import to_jsonable
+
+        decisions = {s.name: s for s in self.plan.steps} if self.plan else {}
+        steps = []
+        for step in self.steps:
+            decision = decisions.get(step.name)
+            steps.append(
+                {
+                    "name": step.name,
+                    "due": bool(decision and decision.due),
+                    "ran": step.ran,
+                    "changed": step.changed,
+                    "reason": step.reason,
+                    "figures": to_jsonable(decision.figures if decision else {}),
+                    "changes": to_jsonable(step.changes),
+                    "error": step.error,
+                    "seconds": round(step.seconds, 3),
+                }
+            )
+        return {
+            "table": self.table,
+            "dry_run": self.dry_run,
+            "failed": self.failed,
+            "changed": self.changed,
+            "error": self.error,
+            "metadata_location": self.metadata_location,
+            "planning_seconds": None if self.plan is None else round(self.plan.planning_seconds, 3),
+            "seconds": round(self.seconds, 3),
+            "steps": steps,
+            "before": to_jsonable(self.before),
+            "after": to_jsonable(self.after),
+        }
+
 
 def maintain(
     table: TableLike,
@@ -231,10 +267,11 @@ def _tables_under(catalog: Catalog, namespace: str | Sequence[str] | None) -> li
 
 
 def _line(e: BaseException) -> str:
-    text = one_line(e)
+    """An icewright error's message on one line (its class name for anything else)."""
+    text = " ".join(str(e).split())
     if isinstance(e, IcewrightError) and text:
         return text
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return one_line(e)
 
 
 class _Run:

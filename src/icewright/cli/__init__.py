@@ -9,6 +9,8 @@
     icewright rewrite sales.orders --target-file-size 512M
     icewright expire sales.orders --older-than 7d --retain-last 10
     icewright remove-orphans sales.orders --dry-run
+    icewright maintain sales.orders --dry-run ; icewright maintain --all
+    icewright health sales.orders --html orders.html
     icewright view publish sales.daily --sql "SELECT ..." --comment "per day"
     icewright describe sales.orders ; icewright snapshots sales.orders
     icewright files sales.orders ; icewright read sales.orders --where "region = 'eu'" --limit 10
@@ -130,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command's argument parser (every verb and option)."""
     from icewright.cli import (
         inspect_verbs,
+        maintain_verbs,
         maintenance_verbs,
         reference_verbs,
         row_verbs,
@@ -149,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     write_verbs.register(sub, common)
     row_verbs.register(sub, common)
     maintenance_verbs.register(sub, common)
+    maintain_verbs.register(sub, common)
     reference_verbs.register(sub, common)
     view_verbs.register(sub, common)
     inspect_verbs.register(sub, common)

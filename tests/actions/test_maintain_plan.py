@@ -162,7 +162,7 @@ def test_orphans_run_once_per_interval_and_are_recorded(catalog: SqlCatalog) -> 
     )
     second = maintain(table, catalog=catalog).plan
     assert second is not None and not second.step("remove_orphans").due
-    assert "interval 168 h" in second.step("remove_orphans").reason
+    assert "interval 7 d" in second.step("remove_orphans").reason
     table = (
         UpdateProperties(catalog.load_table("db.t"))
         .set("icewright.maintain.orphan-interval-ms", "0")

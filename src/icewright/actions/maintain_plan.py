@@ -55,6 +55,7 @@ __all__ = [
     "decide_expire",
     "decide_manifests",
     "decide_orphans",
+    "duration",
     "plan_maintenance",
 ]
 
@@ -299,10 +300,10 @@ def decide_expire(table: Table, *, now_ms: int | None = None) -> MaintainStep:
     expirable = len(metadata.snapshots) - len(after.snapshots)
     refs = sorted(set(metadata.refs) - set(after.refs))
     figures.update(expirable_snapshots=expirable, expirable_refs=len(refs))
-    age = figures["max_snapshot_age_ms"] / 86_400_000
+    age = duration(figures["max_snapshot_age_ms"])
     keep = figures["min_snapshots_to_keep"]
     text = (
-        f"{expirable} of {len(metadata.snapshots)} snapshot(s) older than {age:g} day(s) "
+        f"{expirable} of {len(metadata.snapshots)} snapshot(s) older than {age} "
         f"beyond the last {keep} (or a ref's own retention)"
     )
     if refs:
@@ -324,10 +325,18 @@ def decide_orphans(
         "gc_enabled": gc_enabled(metadata),
     }
     what = "orphan removal" if gc_enabled(metadata) else "removal of icewright's own leftovers"
-    interval = policy.orphan_interval_ms / 3_600_000
+    interval = duration(policy.orphan_interval_ms)
     if last is None:
         return MaintainStep(REMOVE_ORPHANS, True, f"{what} never ran (by maintain)", figures)
     since = max(0, now - last)
     figures["since_last_run_ms"] = since
-    text = f"{what} last ran {since / 3_600_000:.1f} h ago (interval {interval:g} h)"
+    text = f"{what} last ran {duration(since)} ago (interval {interval})"
     return MaintainStep(REMOVE_ORPHANS, since >= policy.orphan_interval_ms, text, figures)
+
+
+def duration(ms: int) -> str:
+    """``ms`` in the largest unit that keeps it readable (``7 d``, ``2.5 h``, ``40 s``)."""
+    for unit, scale in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= scale:
+            return f"{ms / scale:.3g} {unit}"
+    return f"{ms} ms"

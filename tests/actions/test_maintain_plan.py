@@ -11,7 +11,7 @@ import pytest
 
 from icewright.actions import maintain, maintain_tables, plan_maintenance
 from icewright.actions.maintain_plan import MaintainPolicy
-from icewright.catalog import SqlCatalog, Table
+from icewright.catalog import Catalog, SqlCatalog, Table
 from icewright.commit import append
 from icewright.commit.properties import UpdateProperties
 from icewright.commit.row_delta import RowDelta
@@ -25,7 +25,7 @@ NEVER_COMPACT = {
 }
 
 
-def _table(catalog: SqlCatalog, name: str = "db.t", **props: str) -> Table:
+def _table(catalog: Catalog, name: str = "db.t", **props: str) -> Table:
     if not catalog.namespace_exists(name.rsplit(".", 1)[0]):
         catalog.create_namespace(name.rsplit(".", 1)[0])
     spec = build_partition_spec(SCHEMA, [("day", "ts")])

@@ -12,6 +12,7 @@ operator                               action
 :class:`IcebergRewriteManifestsOperator`  :func:`icewright.actions.rewrite_manifests`
 :class:`IcebergExpireSnapshotsOperator`   :func:`icewright.actions.expire`
 :class:`IcebergRemoveOrphanFilesOperator` :func:`icewright.actions.remove_orphan_files`
+:class:`IcebergMaintainOperator`       :func:`icewright.actions.maintain`
 :class:`IcebergPublishViewOperator`    :func:`icewright.actions.publish_view`
 :class:`IcebergPublishOperator`        :func:`icewright.actions.publish`
 :class:`IcebergRollbackOperator`       :func:`icewright.actions.rollback`
@@ -42,6 +43,7 @@ from icewright.operators.base import (
     triggering_snapshots,
     triggering_source,
 )
+from icewright.operators.maintain import IcebergMaintainOperator
 from icewright.operators.maintenance import (
     IcebergExpireSnapshotsOperator,
     IcebergRemoveOrphanFilesOperator,
@@ -79,6 +81,7 @@ __all__ = [
     "IcebergDropBranchOperator",
     "IcebergDropTagOperator",
     "IcebergExpireSnapshotsOperator",
+    "IcebergMaintainOperator",
     "IcebergMergeOperator",
     "IcebergPublishOperator",
     "IcebergPublishViewOperator",

@@ -245,3 +245,25 @@ def test_a_range_from_the_start_of_an_expired_history_is_refused(history: Any) -
     with pytest.raises(ValidationError, match=f"before snapshot {line[1]} was expired"):
         snapshot_range(table.metadata, None)
     assert [s.snapshot_id for s in snapshot_range(table.metadata, line[1]).snapshots] == [line[2]]
+
+
+def test_a_range_from_an_expired_start_reads_on_from_its_child(history: Any) -> None:
+    """As Java's ``fromSnapshotExclusive``: a start expiry removed is accepted while it is
+    the parent of a snapshot of the end's history (a job that read up to it reads on)."""
+    from icewright.commit import expire_snapshots
+
+    h = history("db.expired_start")
+    for _ in range(4):
+        h.do("append", 0)
+    line = main_line(h.table)
+    read_before = ids_at(h.table, line[1])
+    expire_snapshots(h.table, older_than_ms=2**62, retain_last=2)
+    table = h.table.refresh()
+    assert table.metadata.snapshot_by_id(line[1]) is None
+    span = snapshot_range(table.metadata, line[1])
+    assert [s.snapshot_id for s in span.snapshots] == line[2:]
+    plan = plan_appends(table.metadata, table.io, span)
+    assert ids_of(table, plan.tasks) == ids_at(table, line[3]) - read_before
+    # an expired snapshot further back is no parent of anything left: refused by name
+    with pytest.raises(ValidationError, match=f"snapshot {line[0]}, is not in the table"):
+        snapshot_range(table.metadata, line[0])

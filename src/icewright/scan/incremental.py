@@ -3,9 +3,11 @@
 A range ``(start, end]`` is the snapshots after ``start`` up to and including ``end``
 along ``end``'s ancestry (Iceberg Java's ``IncrementalAppendScan`` options
 ``start-snapshot-id``, exclusive, and ``end-snapshot-id``, inclusive). ``start`` must be
-an ancestor of ``end``; without it the range starts at ``end``'s first snapshot (if
-expiry removed the start of that history, what it appended is gone: an error, where
-Java and pyiceberg read from the oldest snapshot left).
+an ancestor of ``end``, or, as in Java, the parent of one after expiry removed it (a job
+that read up to ``start`` reads on from there: nothing after it was lost); without it the
+range starts at ``end``'s first snapshot (if expiry removed the start of that history,
+what it appended is gone: an error, where Java and pyiceberg read from the oldest
+snapshot left).
 
 :func:`plan_appends` reads only what the range's snapshots added: for each snapshot, the
 data manifests it wrote, and in them the entries it ADDED (a merged manifest also lists
@@ -66,14 +68,15 @@ class SnapshotRange:
     snapshots: tuple[Snapshot, ...]
 
 
-def _lookup(metadata: TableMetadata, value: int | str, what: str) -> int:
-    """A snapshot id given as an id or as the name of a branch or tag."""
+def _lookup(metadata: TableMetadata, value: int | str, what: str, *, expired: bool = False) -> int:
+    """A snapshot id given as an id or as the name of a branch or tag; with ``expired`` an
+    id no longer in the table is returned as it is (the caller checks it)."""
     if isinstance(value, str):
         ref = metadata.refs.get(value)
         if ref is None:
             text = value.strip()
             if text.lstrip("-").isdigit():
-                return _lookup(metadata, int(text), what)
+                return _lookup(metadata, int(text), what, expired=expired)
             raise ValidationError(
                 f"the {what} of the range, {value!r}, is neither a snapshot id nor a branch or "
                 f"tag of the table (its references: {', '.join(sorted(metadata.refs)) or 'none'})"
@@ -81,12 +84,16 @@ def _lookup(metadata: TableMetadata, value: int | str, what: str) -> int:
         return ref.snapshot_id
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"the {what} of the range must be a snapshot id, got {value!r}")
-    if metadata.snapshot_by_id(value) is None:
-        raise ValidationError(
-            f"the {what} of the range, snapshot {value}, is not in the table (it may have "
-            "expired); icewright snapshots TABLE lists the snapshots"
-        )
+    if not expired and metadata.snapshot_by_id(value) is None:
+        raise ValidationError(_missing(value, what))
     return value
+
+
+def _missing(snapshot_id: int, what: str) -> str:
+    return (
+        f"the {what} of the range, snapshot {snapshot_id}, is not in the table (it may have "
+        "expired); icewright snapshots TABLE lists the snapshots"
+    )
 
 
 def snapshot_range(
@@ -94,14 +101,15 @@ def snapshot_range(
 ) -> SnapshotRange:
     """The range ``(start, end]`` (``end`` default: ``main``'s current snapshot; either
     may be a branch or tag name). ``start`` equal to ``end`` is an empty range; a
-    ``start`` that is not an ancestor of ``end`` is a :class:`ValidationError`."""
+    ``start`` that is not an ancestor of ``end`` (nor the expired parent of one) is a
+    :class:`ValidationError`."""
     if end is None:
         if metadata.current_snapshot_id is None:
             raise ValidationError("the table has no snapshot: there is no range to read")
         end_id = metadata.current_snapshot_id
     else:
         end_id = _lookup(metadata, end, "end")
-    start_id = None if start is None else _lookup(metadata, start, "start")
+    start_id = None if start is None else _lookup(metadata, start, "start", expired=True)
     chain: list[Snapshot] = []
     snapshot = metadata.snapshot_by_id(end_id)
     seen: set[int] = set()
@@ -113,6 +121,11 @@ def snapshot_range(
         parent = snapshot.parent_snapshot_id
         snapshot = None if parent is None else metadata.snapshot_by_id(parent)
     if start_id is not None and (snapshot is None or snapshot.snapshot_id != start_id):
+        if snapshot is None and chain and chain[-1].parent_snapshot_id == start_id:
+            # An expired start whose child is still here: Java's isParentAncestorOf.
+            return SnapshotRange(start_id, end_id, tuple(reversed(chain)))
+        if metadata.snapshot_by_id(start_id) is None:
+            raise ValidationError(_missing(start_id, "start"))
         raise ValidationError(
             f"snapshot {start_id} is not an ancestor of snapshot {end_id}: a range runs along "
             "one line of history (start an ancestor of end)"

@@ -267,3 +267,43 @@ def test_a_range_from_an_expired_start_reads_on_from_its_child(history: Any) -> 
     # an expired snapshot further back is no parent of anything left: refused by name
     with pytest.raises(ValidationError, match=f"snapshot {line[0]}, is not in the table"):
         snapshot_range(table.metadata, line[0])
+
+
+def test_a_range_of_appends_reads_one_manifest_list(
+    history: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each snapshot's manifests are found in the end's list while none was rewritten
+    (their added files add up to the summary's); a merged one sends the snapshot back to
+    its own list, with the same result."""
+    from icewright.scan.planner import ManifestPlanner
+
+    read: list[int] = []
+    original = ManifestPlanner.manifests
+
+    def counting(self: ManifestPlanner, snapshot: Any) -> Any:
+        read.append(snapshot.snapshot_id)
+        return original(self, snapshot)
+
+    monkeypatch.setattr(ManifestPlanner, "manifests", counting)
+    fast = history("db.fast")
+    for _ in range(6):
+        fast.do("append", 0)
+    line = main_line(fast.table)
+    read.clear()
+    plan = plan_appends(
+        fast.table.metadata, fast.table.io, snapshot_range(fast.table.metadata, line[1])
+    )
+    assert read == [line[-1]]
+    assert ids_of(fast.table, plan.tasks) == ids_at(fast.table, line[-1]) - ids_at(
+        fast.table, line[1]
+    )
+
+    merged = history("db.merging")
+    for _ in range(5):
+        merged.do("merge_append", 1)
+    line = main_line(merged.table)
+    read.clear()
+    table = merged.table
+    plan = plan_appends(table.metadata, table.io, snapshot_range(table.metadata, line[0]))
+    assert len(read) > 1  # some snapshots' manifests were merged away: their own lists read
+    assert ids_of(table, plan.tasks) == ids_at(table, line[-1]) - ids_at(table, line[0])

@@ -12,9 +12,11 @@ snapshot left).
 :func:`plan_appends` reads only what the range's snapshots added: for each snapshot, the
 data manifests it wrote, and in them the entries it ADDED (a merged manifest also lists
 older files as EXISTING; those are left out). Planning never reads the manifests of
-the rest of the table. ``replace`` snapshots (compaction) change no rows and are
-skipped, as Java's scan skips them; an ``overwrite`` or ``delete`` snapshot removed rows
-that appends cannot express, so it is a :class:`ValidationError` naming it.
+the rest of the table, and looks the range's manifests up in the end snapshot's manifest
+list, reading a snapshot's own list only when a later snapshot rewrote one of its
+manifests. ``replace`` snapshots (compaction) change no rows and are skipped, as Java's
+scan skips them; an ``overwrite`` or ``delete`` snapshot removed rows that appends
+cannot express, so it is a :class:`ValidationError` naming it.
 
 :func:`plan_changelog` describes the range as Spark's changelog view does (Java's
 ``IncrementalChangelogScan``): per snapshot, in order, the rows of the data files it
@@ -57,6 +59,10 @@ __all__ = [
     "plan_changelog",
     "snapshot_range",
 ]
+
+ADDED_DATA_FILES = "added-data-files"
+"""The snapshot summary's count of data files added (spec: "Optional Snapshot Summary
+Fields")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,36 @@ def _added_manifests(
     return out
 
 
+def _listed_at_end(
+    planner: ManifestPlanner, end: Snapshot | None, appends: list[Snapshot]
+) -> dict[int, list[Any]]:
+    """The data manifests each of ``appends`` wrote, found in one manifest list, ``end``'s,
+    rather than in each snapshot's own: a snapshot's manifests stay listed until a later
+    one rewrites them. A snapshot is answered only when the files its manifests there
+    added add up to its summary's ``added-data-files``: then none of its manifests was
+    rewritten (a missing one would fall short), and the result is what its own list
+    gives. The others (a manifest merged or compacted later, no count) are left to their
+    own lists. Reading one list instead of one per snapshot is what makes a range of many
+    small appends cheap: decoding manifest lists is most of its planning."""
+    if len(appends) < 2 or end is None or end.manifest_list is None:
+        return {}
+    found: dict[int, list[Any]] = {s.snapshot_id: [] for s in appends}
+    for m in planner.manifests(end):
+        if isinstance(m, ManifestFile) and m.content is ManifestContent.DATA:
+            mine = found.get(m.added_snapshot_id)
+            if mine is not None:
+                mine.append(m)
+    out: dict[int, list[Any]] = {}
+    for snapshot in appends:
+        counts = [m.added_files_count for m in found[snapshot.snapshot_id]]
+        added = None if snapshot.summary is None else snapshot.summary.get(ADDED_DATA_FILES)
+        if added is None or not added.isdigit() or None in counts:
+            continue
+        if sum(c for c in counts if c is not None) == int(added):
+            out[snapshot.snapshot_id] = found[snapshot.snapshot_id]
+    return out
+
+
 def _entries(
     planner: ManifestPlanner, snapshot: Snapshot, manifests: list[Any], status: EntryStatus
 ) -> list[ManifestEntry]:
@@ -237,10 +273,12 @@ def plan_appends(
     check_appends_only(snapshots)
     entries: list[ManifestEntry] = []
     manifests = 0
-    for snapshot in snapshots.snapshots:
-        if snapshot.operation is Operation.REPLACE:
-            continue
-        added = _added_manifests(planner, snapshot, ManifestContent.DATA)
+    appends = [s for s in snapshots.snapshots if s.operation is not Operation.REPLACE]
+    listed = _listed_at_end(planner, metadata.snapshot_by_id(snapshots.end), appends)
+    for snapshot in appends:
+        added = listed.get(snapshot.snapshot_id)
+        if added is None:
+            added = _added_manifests(planner, snapshot, ManifestContent.DATA)
         manifests += len(added)
         entries += _entries(planner, snapshot, added, EntryStatus.ADDED)
     empty = DeleteFileIndex([], planner.specs, metadata.schemas)

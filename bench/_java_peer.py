@@ -13,6 +13,11 @@ Operations:
   JVM, so no task crosses py4j), the CPU seconds the JVM used meanwhile (every thread:
   Java plans with a worker pool), and the task count. The table is loaded by its metadata
   location (``StaticTableOperations``); loading is not timed.
+- ``incremental`` {metadata_location, from_exclusive, to, repeat}: the seconds of each
+  ``table.newIncrementalAppendScan().fromSnapshotExclusive(a).toSnapshot(b).planFiles()``
+  run to the end (counted in the JVM), the JVM's CPU seconds meanwhile, and the task count.
+  The table is loaded again (not timed) before each plan: a loaded snapshot keeps the
+  manifest list it read, and a job that plans a range runs in a fresh process.
 - ``procedure`` {sql}: the seconds a Spark SQL statement (an Iceberg procedure) takes,
   and its result rows as strings.
 - ``memory`` {}: the JVM's peak resident memory so far (Linux ``VmHWM``), ``jvm_mb``.
@@ -69,6 +74,27 @@ def plan(spark: Any, req: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def incremental(spark: Any, req: dict[str, Any]) -> dict[str, Any]:
+    jvm = spark._jvm
+    j = jvm.org.apache.iceberg
+    io = j.hadoop.HadoopFileIO(spark._jsc.hadoopConfiguration())
+    size = jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size
+    jvm_pid = jvm.java.lang.ProcessHandle.current().pid()
+    seconds, cpu, tasks = [], [], 0
+    for _ in range(req["repeat"]):
+        table = j.BaseTable(j.StaticTableOperations(req["metadata_location"], io), "bench")
+        start, start_cpu = time.perf_counter(), _cpu_seconds(jvm_pid)
+        scan = (
+            table.newIncrementalAppendScan()
+            .fromSnapshotExclusive(req["from_exclusive"])
+            .toSnapshot(req["to"])
+        )
+        tasks = size(scan.planFiles())
+        seconds.append(time.perf_counter() - start)
+        cpu.append(_cpu_seconds(jvm_pid) - start_cpu)
+    return {"seconds": seconds, "cpu_seconds": cpu, "tasks": tasks}
+
+
 def _cpu_seconds(pid: int) -> float:
     """User and system CPU time of process ``pid`` so far, every thread (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -97,7 +123,7 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     spark = iceberg_java.start_session(batch["jar"], workdir)
     startup = time.perf_counter() - started
-    ops = {"plan": plan, "procedure": procedure, "memory": memory}
+    ops = {"plan": plan, "incremental": incremental, "procedure": procedure, "memory": memory}
     results = [ops[req["op"]](spark, req) for req in batch["requests"]]
     json.dump({"startup_seconds": startup, "results": results}, iceberg_java._RESULT_OUT)
     iceberg_java._RESULT_OUT.flush()

@@ -25,8 +25,21 @@ tasks without holding them, so the whole table is also streamed through icewrigh
         [--manifests 100] [--repeat 3] [--keep DIR] [--no-java] [--no-pyiceberg]
         [--only icewright]
 
-``--keep DIR`` builds the table in DIR once and reuses it on later runs. The last line
-reads ``plan: icewright/pyiceberg=<worst ratio> icewright/java=<worst ratio>``.
+The incremental case builds a second table of the same ``--files`` in
+``--snapshots`` (default 1,000) fast appends, one manifest each, and plans the files the
+last ``--range`` (default 10) snapshots appended: icewright's
+``plan_appends(snapshot_range(A, B))``, pyiceberg's
+``incremental_append_scan(A, B).plan_files()`` and Iceberg Java's
+``newIncrementalAppendScan().fromSnapshotExclusive(A).toSnapshot(B).planFiles()``. Each
+plan starts cold, as a job that reads a range runs in a fresh process: icewright keeps
+no manifest list between plans, pyiceberg's manifest cache is cleared and Java's table
+loaded again before each (not timed). icewright's tasks carry every column metric,
+pyiceberg's too, Java's none.
+
+``--keep DIR`` builds the tables in DIR once and reuses them on later runs; ``--case``
+runs only the filter plans (``scan``) or only the incremental one. The last lines read
+``plan: icewright/pyiceberg=<worst ratio> icewright/java=<worst ratio>`` and
+``incremental: icewright/pyiceberg=<r> icewright/java=<r>``.
 """
 
 from __future__ import annotations
@@ -44,6 +57,7 @@ from typing import Any
 from _common import DAY_US, FIRST_DAY, SCHEMA, peak_rss_mb, prepared_files, run_java
 
 TABLE = "b.plan"
+INCREMENTAL = "b.incremental"
 DAY = FIRST_DAY + 7
 FILTERS: dict[str, list[tuple[str, str, int]]] = {
     "one day (ts range)": [(">=", "ts", DAY * DAY_US), ("<", "ts", (DAY + 1) * DAY_US)],
@@ -69,7 +83,8 @@ def build(root: Path, files: int, manifests: int) -> str:
         table = catalog.load_table(TABLE)
         print(f"reusing {table.metadata_location}")
         return table.metadata_location
-    catalog.create_namespace("b")
+    if not catalog.namespace_exists("b"):
+        catalog.create_namespace("b")
     table = catalog.create_table(TABLE, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
     per_manifest = files // manifests
     start = time.perf_counter()
@@ -85,6 +100,50 @@ def build(root: Path, files: int, manifests: int) -> str:
         f"in {time.perf_counter() - start:.1f}s"
     )
     return table.metadata_location
+
+
+def build_incremental(root: Path, files: int, snapshots: int) -> str:
+    """The incremental table's metadata location: ``files`` in ``snapshots`` fast appends."""
+    from icewright.catalog import SqlCatalog
+    from icewright.commit.append import FastAppend
+    from icewright.commit.update import commit_updates
+    from icewright.spec.partitioning import build_partition_spec
+
+    root.mkdir(parents=True, exist_ok=True)
+    catalog = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh"))
+    if catalog.table_exists(INCREMENTAL):
+        table = catalog.load_table(INCREMENTAL)
+        print(f"reusing {table.metadata_location}")
+        return table.metadata_location
+    if not catalog.namespace_exists("b"):
+        catalog.create_namespace("b")
+    table = catalog.create_table(INCREMENTAL, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
+    per_snapshot = files // snapshots
+    start = time.perf_counter()
+    batch = 10  # snapshots per commit
+    for first in range(0, snapshots, batch):
+        updates = [
+            FastAppend(table, prepared_files(table.location, per_snapshot, f"s{n:05d}"))
+            for n in range(first, min(first + batch, snapshots))
+        ]
+        table = commit_updates(table, updates).table
+    assert len(table.metadata.snapshots) == snapshots
+    print(
+        f"built {per_snapshot * snapshots} files in {snapshots} snapshots "
+        f"in {time.perf_counter() - start:.1f}s"
+    )
+    return table.metadata_location
+
+
+def incremental_range(metadata: Any, length: int) -> tuple[int, int]:
+    """(A, B): the snapshot before the last ``length`` of main, and main's head."""
+    line: list[int] = []
+    snapshot = metadata.current_snapshot()
+    while snapshot is not None and len(line) <= length:
+        line.append(snapshot.snapshot_id)
+        parent = snapshot.parent_snapshot_id
+        snapshot = None if parent is None else metadata.snapshot_by_id(parent)
+    return line[length], line[0]
 
 
 # --- children ------------------------------------------------------------------------------
@@ -220,9 +279,53 @@ def expire_child(root: Path, repeat: int) -> dict[str, Any]:
     }
 
 
-def run_child(kind: str, root: Path, repeat: int) -> dict[str, Any]:
+def incremental_child(root: Path, repeat: int, length: int) -> dict[str, Any]:
+    """icewright's plan of the last ``length`` snapshots' appends."""
+    from icewright.catalog import SqlCatalog
+    from icewright.scan.incremental import plan_appends, snapshot_range
+
+    catalog = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh"))
+    table = catalog.load_table(INCREMENTAL)
+    a, b = incremental_range(table.metadata, length)
+    seconds, cpu, tasks = [], [], 0
+    for _ in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        plan = plan_appends(table.metadata, table.io, snapshot_range(table.metadata, a, b))
+        seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+        tasks = len(plan.tasks)
+        del plan
+    return {"seconds": seconds, "cpu_seconds": cpu, "tasks": tasks, "range": [a, b]}
+
+
+def incremental_pyiceberg_child(root: Path, repeat: int, length: int) -> dict[str, Any]:
+    """pyiceberg's incremental append scan of the same range, its manifest cache cleared
+    before each plan."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.manifest import clear_manifest_cache
+
+    table = SqlCatalog("bench", uri=catalog_uri(root)).load_table(INCREMENTAL)
+    a, b = incremental_range(table.metadata, length)
+    seconds, tasks = [], 0
+    for _ in range(repeat):
+        clear_manifest_cache()
+        start = time.perf_counter()
+        scan = table.incremental_append_scan(
+            from_snapshot_id_exclusive=a, to_snapshot_id_inclusive=b
+        )
+        planned = list(scan.plan_files())
+        seconds.append(time.perf_counter() - start)
+        tasks = len(planned)
+        del planned
+    return {"seconds": seconds, "tasks": tasks, "range": [a, b]}
+
+
+def run_child(kind: str, root: Path, repeat: int, *extra: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--keep", str(root), "--repeat", str(repeat)],
+        [
+            *(sys.executable, __file__, "--child", kind, "--keep", str(root)),
+            *("--repeat", str(repeat), *extra),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -263,10 +366,25 @@ def main() -> None:
     )
     parser.add_argument("--only", choices=["icewright"], help="time icewright alone")
     parser.add_argument(
-        "--child", choices=["icewright", "stream", "expire", "pyiceberg"], help=argparse.SUPPRESS
+        "--case", choices=["all", "scan", "incremental"], default="all", help="what to plan"
+    )
+    parser.add_argument(
+        "--snapshots", type=int, default=1_000, help="snapshots of the incremental table"
+    )
+    parser.add_argument(
+        "--range", type=int, default=10, help="the last N snapshots the incremental plan reads"
+    )
+    parser.add_argument(
+        "--child",
+        choices=["icewright", "stream", "expire", "pyiceberg", "incremental", "incremental-py"],
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args()
 
+    if args.child in ("incremental", "incremental-py"):
+        ranged = incremental_child if args.child == "incremental" else incremental_pyiceberg_child
+        print(json.dumps(ranged(args.keep, args.repeat, args.range)))
+        return
     if args.child:
         child = {"icewright": icewright_child, "stream": stream_child, "expire": expire_child}.get(
             args.child, pyiceberg_child
@@ -275,6 +393,62 @@ def main() -> None:
         return
 
     root = args.keep or Path(tempfile.mkdtemp(prefix="icewright-bench-plan-"))
+    if args.case != "incremental":
+        plan_filters(root, args)
+    if args.case != "scan":
+        plan_incremental(root, args)
+
+
+def plan_incremental(root: Path, args: argparse.Namespace) -> None:
+    """The incremental case: print the three engines' plans and the ratio line."""
+    metadata_location = build_incremental(root, args.files, args.snapshots)
+    extra = ("--range", str(args.range))
+    results = {"icewright": run_child("incremental", root, args.repeat, *extra)}
+    if args.only is None and not args.no_pyiceberg:
+        results["pyiceberg"] = run_child("incremental-py", root, args.repeat, *extra)
+    if args.only is None and not args.no_java:
+        a, b = results["icewright"]["range"]
+        answer = run_java(
+            [
+                {
+                    "op": "incremental",
+                    "metadata_location": metadata_location,
+                    "from_exclusive": a,
+                    "to": b,
+                    "repeat": args.repeat,
+                }
+            ],
+            str(root / "java"),
+        )
+        results["java"] = answer["results"][0]
+    tasks = {kind: r["tasks"] for kind, r in results.items()}
+    if len(set(tasks.values())) != 1:
+        raise SystemExit(f"incremental: the engines disagree on the task count: {tasks}")
+    ours = statistics.median(results["icewright"]["seconds"])
+    line = (
+        f"last {args.range} of {args.snapshots} snapshots ({tasks['icewright']:,} tasks)   "
+        f"icewright {ours:6.3f}s"
+    )
+    ratios = {}
+    for peer in ("pyiceberg", "java"):
+        if peer in results:
+            theirs = statistics.median(results[peer]["seconds"])
+            ratios[peer] = ours / theirs
+            line += f"   {peer} {theirs:6.3f}s"
+    if "java" in results:
+        line += (
+            f"   (CPU: icewright {statistics.median(results['icewright']['cpu_seconds']):.3f}s,"
+            f" java {statistics.median(results['java']['cpu_seconds']):.3f}s)"
+        )
+    print(line)
+    print(
+        f"incremental: icewright/pyiceberg={ratios.get('pyiceberg', float('nan')):.2f} "
+        f"icewright/java={ratios.get('java', float('nan')):.2f}"
+    )
+
+
+def plan_filters(root: Path, args: argparse.Namespace) -> None:
+    """The filter plans over the table of ``--files`` in ``--manifests``."""
     metadata_location = build(root, args.files, args.manifests)
     results = {"icewright": run_child("icewright", root, args.repeat)}
     stream = run_child("stream", root, args.repeat)

@@ -70,8 +70,9 @@ def catalog_uri(root: Path) -> str:
     return f"sqlite:///{root}/catalog.db"
 
 
-def build(root: Path, files: int, manifests: int) -> str:
-    """The table's metadata location; built in ``root`` unless it is there already."""
+def build(root: Path, files: int, appends: int, name: str = TABLE) -> str:
+    """Table ``name``'s metadata location: ``files`` in ``appends`` fast appends (a
+    snapshot and a manifest each); built in ``root`` unless it is there already."""
     from icewright.catalog import SqlCatalog
     from icewright.commit.append import FastAppend
     from icewright.commit.update import commit_updates
@@ -79,57 +80,24 @@ def build(root: Path, files: int, manifests: int) -> str:
 
     root.mkdir(parents=True, exist_ok=True)
     catalog = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh"))
-    if catalog.table_exists(TABLE):
-        table = catalog.load_table(TABLE)
+    if catalog.table_exists(name):
+        table = catalog.load_table(name)
         print(f"reusing {table.metadata_location}")
         return table.metadata_location
     if not catalog.namespace_exists("b"):
         catalog.create_namespace("b")
-    table = catalog.create_table(TABLE, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
-    per_manifest = files // manifests
+    table = catalog.create_table(name, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
+    per_append = files // appends
     start = time.perf_counter()
-    batch = 10  # manifests per commit: bounds the DataFiles held at once
-    for first in range(0, manifests, batch):
+    batch = 10  # appends per commit: bounds the DataFiles held at once
+    for first in range(0, appends, batch):
         updates = [
-            FastAppend(table, prepared_files(table.location, per_manifest, f"m{n:05d}"))
-            for n in range(first, min(first + batch, manifests))
+            FastAppend(table, prepared_files(table.location, per_append, f"m{n:05d}"))
+            for n in range(first, min(first + batch, appends))
         ]
         table = commit_updates(table, updates).table
     print(
-        f"built {per_manifest * manifests} files in {manifests} manifests "
-        f"in {time.perf_counter() - start:.1f}s"
-    )
-    return table.metadata_location
-
-
-def build_incremental(root: Path, files: int, snapshots: int) -> str:
-    """The incremental table's metadata location: ``files`` in ``snapshots`` fast appends."""
-    from icewright.catalog import SqlCatalog
-    from icewright.commit.append import FastAppend
-    from icewright.commit.update import commit_updates
-    from icewright.spec.partitioning import build_partition_spec
-
-    root.mkdir(parents=True, exist_ok=True)
-    catalog = SqlCatalog("bench", uri=catalog_uri(root), warehouse=str(root / "wh"))
-    if catalog.table_exists(INCREMENTAL):
-        table = catalog.load_table(INCREMENTAL)
-        print(f"reusing {table.metadata_location}")
-        return table.metadata_location
-    if not catalog.namespace_exists("b"):
-        catalog.create_namespace("b")
-    table = catalog.create_table(INCREMENTAL, SCHEMA, build_partition_spec(SCHEMA, [("day", "ts")]))
-    per_snapshot = files // snapshots
-    start = time.perf_counter()
-    batch = 10  # snapshots per commit
-    for first in range(0, snapshots, batch):
-        updates = [
-            FastAppend(table, prepared_files(table.location, per_snapshot, f"s{n:05d}"))
-            for n in range(first, min(first + batch, snapshots))
-        ]
-        table = commit_updates(table, updates).table
-    assert len(table.metadata.snapshots) == snapshots
-    print(
-        f"built {per_snapshot * snapshots} files in {snapshots} snapshots "
+        f"built {per_append * appends} files in {appends} appends of one manifest "
         f"in {time.perf_counter() - start:.1f}s"
     )
     return table.metadata_location
@@ -401,7 +369,7 @@ def main() -> None:
 
 def plan_incremental(root: Path, args: argparse.Namespace) -> None:
     """The incremental case: print the three engines' plans and the ratio line."""
-    metadata_location = build_incremental(root, args.files, args.snapshots)
+    metadata_location = build(root, args.files, args.snapshots, INCREMENTAL)
     extra = ("--range", str(args.range))
     results = {"icewright": run_child("incremental", root, args.repeat, *extra)}
     if args.only is None and not args.no_pyiceberg:

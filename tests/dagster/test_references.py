@@ -18,6 +18,7 @@ from icewright.dagster import (
     iceberg_branch_checks,
     iceberg_merge_asset,
     iceberg_publish_asset,
+    iceberg_refs_job,
     iceberg_snapshot_sensor,
 )
 from icewright.dagster.assets import SOURCE_TAG
@@ -169,3 +170,30 @@ def _totals(catalog: SqlCatalog) -> dict[str, int]:
 
     rows = read_table(local_session(), catalog.load_table("sales.totals")).collect()
     return {r["region"]: r["orders"] for r in rows}
+
+
+def test_the_refs_job_rolls_back_tags_and_refuses_bad_config(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    create("sales.orders", catalog=catalog, schema=parse_schema("id long, region string"))
+    first = append("sales.orders", "sql:SELECT 1L AS id, 'eu' AS region", catalog=catalog)
+    append("sales.orders", "sql:SELECT 2L AS id, 'us' AS region", catalog=catalog)
+    job = iceberg_refs_job("sales.orders")
+
+    def run(**config: Any) -> dg.ExecuteInProcessResult:
+        return job.execute_in_process(
+            run_config={"ops": {"sales_orders_refs": {"config": config}}},
+            instance=instance,
+            resources={"iceberg": lake},
+            raise_on_error=False,
+        )
+
+    assert run(verb="tag", name="good", snapshot_id=first.snapshot_id).success
+    assert run(verb="rollback", snapshot_id=first.snapshot_id).success
+    table = catalog.load_table("sales.orders")
+    assert table.metadata.current_snapshot_id == first.snapshot_id
+    assert table.metadata.refs["good"].snapshot_id == first.snapshot_id
+    before = table.metadata_location
+    for bad in ({"verb": "rollback", "snapshot_id": 42}, {"verb": "explode"}, {"verb": "untag"}):
+        assert not run(**bad).success
+    assert catalog.load_table("sales.orders").metadata_location == before

@@ -14,9 +14,11 @@
   and partitions mapped onto the table (:mod:`icewright.dagster.partitions`);
 * :func:`iceberg_snapshot_sensor` (:mod:`icewright.dagster.sensors`);
 * :func:`iceberg_table_checks` (:mod:`icewright.dagster.checks`);
-* write-audit-publish: :func:`iceberg_branch_checks` and :func:`iceberg_publish_asset`
+* write-audit-publish: :func:`iceberg_branch_checks` and :func:`iceberg_publish_asset`,
+  and :func:`iceberg_refs_job` for rollback, tags and branches by run config
   (:mod:`icewright.dagster.references`);
-* :func:`iceberg_maintenance_job` and its schedule (:mod:`icewright.dagster.maintenance`);
+* :func:`iceberg_maintenance_job` and its schedule (:mod:`icewright.dagster.maintenance`),
+  and :func:`iceberg_maintain_job` (policy-driven: :func:`icewright.actions.maintain`);
 * :class:`IcewrightComponent`, the same declared in ``defs.yaml``
   (:mod:`icewright.dagster.component`).
 
@@ -51,10 +53,16 @@ from icewright.dagster.component import IcewrightComponent
 from icewright.dagster.execution import commit_key_for
 from icewright.dagster.maintenance import (
     MaintenancePlan,
+    iceberg_maintain_job,
     iceberg_maintenance_job,
     iceberg_maintenance_schedule,
 )
-from icewright.dagster.references import iceberg_branch_checks, iceberg_publish_asset
+from icewright.dagster.references import (
+    ReferenceChange,
+    iceberg_branch_checks,
+    iceberg_publish_asset,
+    iceberg_refs_job,
+)
 from icewright.dagster.resource import IcebergResource, SparkConfig
 from icewright.dagster.row_assets import iceberg_delete_asset, iceberg_merge_asset
 from icewright.dagster.sensors import iceberg_snapshot_sensor
@@ -64,16 +72,19 @@ __all__ = [
     "IcebergResource",
     "IcewrightComponent",
     "MaintenancePlan",
+    "ReferenceChange",
     "SparkConfig",
     "commit_key_for",
     "iceberg_append_asset",
     "iceberg_branch_checks",
     "iceberg_delete_asset",
     "iceberg_expire_asset",
+    "iceberg_maintain_job",
     "iceberg_maintenance_job",
     "iceberg_maintenance_schedule",
     "iceberg_merge_asset",
     "iceberg_publish_asset",
+    "iceberg_refs_job",
     "iceberg_remove_orphans_asset",
     "iceberg_replace_asset",
     "iceberg_rewrite_asset",

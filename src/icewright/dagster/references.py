@@ -6,6 +6,9 @@
 >>> #                               no_rows_where={"positive_amounts": "amount <= 0"})
 >>> # orders = iceberg_publish_asset("sales.orders", branch="audit", deps=[staged])
 
+:func:`iceberg_refs_job` is the rest of the reference verbs as a job launched with run
+config (roll back a bad load from the UI, tag a snapshot, ...).
+
 The write goes to a branch (readers of ``main`` see nothing of it); the checks count rows
 of the branch (:func:`icewright.actions.count_rows`, Spark SQL's meaning of each
 predicate) and are blocking, so a failed audit stops the run before the publish; the
@@ -32,7 +35,7 @@ from icewright.dagster.assets import (
 from icewright.dagster.execution import annotated
 from icewright.errors import ValidationError
 
-__all__ = ["iceberg_branch_checks", "iceberg_publish_asset"]
+__all__ = ["ReferenceChange", "iceberg_branch_checks", "iceberg_publish_asset", "iceberg_refs_job"]
 
 
 def iceberg_publish_asset(
@@ -194,3 +197,99 @@ def _branch_check(
         required_resource_keys={resource_key},
         blocking=blocking,
     )(annotated(run, dg.AssetCheckExecutionContext, dg.AssetCheckResult))
+
+
+class ReferenceChange(dg.Config):
+    """What a run of :func:`iceberg_refs_job` does: ``verb`` (``publish``, ``rollback``,
+    ``set_current``, ``tag``, ``untag``, ``branch``, ``drop_branch``) and its arguments,
+    as the actions of :mod:`icewright.actions.references` take them."""
+
+    verb: str
+    name: str | None = None
+    branch: str | None = None
+    wap_id: str | None = None
+    snapshot_id: int | None = None
+    to_timestamp: str | None = None
+    retain: str | None = None
+
+
+_VERBS = ("publish", "rollback", "set_current", "tag", "untag", "branch", "drop_branch")
+
+
+def iceberg_refs_job(
+    table: str,
+    *,
+    name: str | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+) -> dg.JobDefinition:
+    """A job of one op that changes ``table``'s references as its run config says
+    (:class:`ReferenceChange`), for the changes people make by hand: roll ``main`` back
+    after a bad load, make a snapshot current again, tag one, publish a branch, create or
+    drop a branch or tag. Bad config fails the run with one line and changes nothing::
+
+        ops: {<job name>: {config: {verb: rollback, snapshot_id: 123}}}
+    """
+    job_name = name or f"{table.replace('.', '_')}_refs"
+
+    def change(context: dg.OpExecutionContext, config: ReferenceChange) -> dg.Output[Any]:
+        from icewright.actions import references as refs
+        from icewright.actions.results import to_jsonable
+
+        if config.verb not in _VERBS:
+            raise ValidationError(f"verb must be one of {', '.join(_VERBS)}, got {config.verb!r}")
+        catalog = getattr(context.resources, resource_key).get_catalog()
+        c = config
+        if c.verb == "publish":
+            cherry = c.snapshot_id if c.branch is None and c.wap_id is None else None
+            result = refs.publish(
+                table, catalog=catalog, branch=c.branch, cherry_pick=cherry, wap_id=c.wap_id
+            )
+        elif c.verb == "rollback":
+            result = refs.rollback(
+                table, catalog=catalog, to_snapshot=c.snapshot_id, to_timestamp=c.to_timestamp
+            )
+        elif c.verb == "set_current":
+            result = refs.set_current(
+                table, _required(c.snapshot_id, "snapshot_id"), catalog=catalog
+            )
+        elif c.verb in ("tag", "branch"):
+            make = refs.tag if c.verb == "tag" else refs.branch
+            result = make(
+                table,
+                _required(c.name, "name"),
+                snapshot_id=c.snapshot_id,
+                retain=c.retain,
+                catalog=catalog,
+            )
+        else:
+            drop = refs.untag if c.verb == "untag" else refs.drop_branch
+            result = drop(table, _required(c.name, "name"), catalog=catalog)
+        payload = to_jsonable(result)
+        context.log.info(f"{table}: {c.verb}: {payload}")
+        meta = {k: v for k, v in payload.items() if isinstance(v, int | str | bool)}
+        return dg.Output(payload, metadata=meta)
+
+    # the module's annotations are text (PEP 563): Dagster reads them as objects
+    change.__annotations__ = {
+        "context": dg.OpExecutionContext,
+        "config": ReferenceChange,
+        "return": dg.Output,
+    }
+    op = dg.op(
+        name=job_name,
+        required_resource_keys={resource_key},
+        description=f"Change the references of {table} (run config: verb and arguments).",
+        tags={"icewright/table": table},
+    )(change)
+
+    @dg.job(name=job_name, tags={"icewright/kind": "references"})
+    def refs_job() -> None:
+        op()
+
+    return refs_job
+
+
+def _required(value: Any, what: str) -> Any:
+    if value is None:
+        raise ValidationError(f"this verb needs {what} in the run config")
+    return value

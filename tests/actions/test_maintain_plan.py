@@ -202,3 +202,26 @@ def test_many_tables_one_failing(catalog: SqlCatalog, pyiceberg_catalog: Any) ->
     assert [r.table for r in everything] == ["other.c", "sales.a", "sales.b"]
     with pytest.raises(NoSuchNamespace, match="does not exist"):
         maintain_tables(namespace="nowhere", catalog=catalog)
+
+
+def test_manifests_without_live_files_are_dropped(catalog: SqlCatalog) -> None:
+    # what a compaction leaves behind: delete manifests whose every entry is DELETED
+    table = _appends(_table(catalog, **NEVER_COMPACT), 2)
+    target = one_file(table, rows(20, start=100))
+    table = append(table, [target]).table
+    deletes = []
+    for k in range(10):
+        d = position_delete_file(table, target, [k])
+        table = RowDelta(table).add_deletes(d).commit().table
+        deletes.append(d)
+    removal = RowDelta(table)
+    for d in deletes:
+        removal.remove_deletes(d)
+    table = removal.commit().table
+    plan = plan_maintenance(table)
+    assert plan.figures["empty_manifests"] == 10 and plan.figures["delete_files"] == 0
+    step = plan.step("rewrite_manifests")
+    assert step.due and "10 manifest(s) without a live file" in step.reason
+    done = maintain(table, catalog=catalog)
+    assert done.after["delete_manifests"] == 0 and done.after["empty_manifests"] == 0
+    assert not maintain(table, catalog=catalog).changed

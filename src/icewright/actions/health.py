@@ -279,6 +279,7 @@ def health_figures(h: TableHealth) -> dict[str, Any]:
         "delete_file_ratio": _round(h.delete_file_ratio, 4),
         "data_manifests": layout.data_manifests,
         "delete_manifests": layout.delete_manifests,
+        "empty_manifests": layout.empty_manifests,
         "data_manifest_bytes": layout.data_manifest_bytes,
         "small_manifests": layout.small_manifests,
         "small_manifest_bytes": layout.small_manifest_bytes,

@@ -16,7 +16,9 @@ target sizes). Each step is due when:
   ``small-manifest-share`` (0.5), the table has at least ``min-manifests`` (10) data
   manifests, and rewriting would at least halve them (they are at least twice the
   manifests their bytes fill at ``commit.manifest.target-size-bytes``): a table just
-  rewritten is never due again;
+  rewritten is never due again; or at least ``min-manifests`` manifests hold no live
+  file (what a compaction leaves of the delete manifests whose deletes it applied; the
+  rewrite drops them);
 * **expire**: an expiry by the table's retention would remove a snapshot or a ref;
 * **remove_orphans**: ``orphan-interval-ms`` (7 days) has passed since
   ``orphans-last-run-ms``, the time maintain records in the table properties after each
@@ -190,10 +192,10 @@ def decide_compaction(
         "small_files": health.small_files,
         "small_file_bytes": health.small_file_bytes,
         "small_file_share": round(share, 4),
-        "max_small_file_share": policy.small_file_share,
+        "limit_small_file_share": policy.small_file_share,
         "delete_files": health.delete_files,
         "delete_file_ratio": round(ratio, 4),
-        "max_delete_file_ratio": policy.delete_file_ratio,
+        "limit_delete_file_ratio": policy.delete_file_ratio,
     }
     small_text = f"small-file share {share:.1%} (limit {policy.small_file_share:.1%})"
     delete_text = f"delete-file ratio {ratio:.3f} (limit {policy.delete_file_ratio:g})"
@@ -236,10 +238,10 @@ def decide_manifests(health: TableHealth, policy: MaintainPolicy) -> MaintainSte
         "small_manifests": layout.small_manifests,
         "small_manifest_bytes": layout.small_manifest_bytes,
         "small_manifest_share": round(share, 4),
-        "max_small_manifest_share": policy.small_manifest_share,
+        "limit_small_manifest_share": policy.small_manifest_share,
         "partitions": layout.partition_count,
         "manifests_per_partition": round(per_partition, 2),
-        "max_manifests_per_partition": policy.manifests_per_partition,
+        "limit_manifests_per_partition": policy.manifests_per_partition,
         "manifests_at_target_size": fill,
         "min_manifests": policy.min_manifests,
     }
@@ -260,6 +262,13 @@ def decide_manifests(health: TableHealth, policy: MaintainPolicy) -> MaintainSte
         )
         if over
     ]
+    empty = layout.empty_manifests
+    figures["empty_manifests"] = empty
+    if empty >= policy.min_manifests and count > layout.data_manifest_specs:
+        # what a compaction leaves of the deletes it applied: a rewrite (which has data
+        # manifests to rewrite: some spec has two) drops them
+        reason = f"{empty} manifest(s) without a live file (min-manifests {policy.min_manifests})"
+        return MaintainStep(REWRITE_MANIFESTS, True, reason, figures)
     if not passed:
         return MaintainStep(REWRITE_MANIFESTS, False, ", ".join(texts), figures)
     if count < policy.min_manifests:

@@ -12,8 +12,11 @@ changes:
 * every entry is written EXISTING with the id of the snapshot that added its file and
   its data and file sequence numbers (spec: "Sequence Number Inheritance"), so deletes
   apply, time travel and incremental reads see what they saw before;
-* delete manifests are listed as they are; a spec whose data manifests are one manifest
-  within the target size is left alone (Java's action skips it too);
+* delete manifests are listed as they are, except those without a live file (every
+  entry deleted by an earlier commit: what a compaction leaves of the deletes it
+  applied), which are dropped as Java's merging commits drop them; a spec whose data
+  manifests are one manifest within the target size is left alone (Java's action skips
+  it too);
 * the snapshot summary says what changed (``manifests-created``, ``manifests-kept``,
   ``manifests-replaced``, ``entries-processed``, Java's keys) and carries the totals over.
 
@@ -104,6 +107,11 @@ def manifests_to_rewrite(
         for spec, found in sorted(groups.items())
         if len(found) > 1 or found[0].manifest_length > target_size_bytes
     }
+
+
+def _live(manifest: ManifestFile) -> bool:
+    """Whether ``manifest`` may hold live (ADDED or EXISTING) entries."""
+    return manifest.has_added_files() or manifest.has_existing_files()
 
 
 def _count(manifests: Sequence[ManifestFile], what: str) -> int:
@@ -296,12 +304,15 @@ class RewriteManifests(SnapshotProducer):
                     "commit rewrote or removed its files); nothing was changed, run the "
                     "rewrite again"
                 )
+        # A manifest without live files (every entry DELETED by an earlier commit, as a
+        # compaction leaves the delete manifests of the deletes it applied) is dropped, as
+        # Iceberg Java's merging commits drop it: only the snapshot that wrote it lists it.
         kept = [
             m
             for m in current
-            if m.content is ManifestContent.DATA and m.manifest_path not in replaced
+            if m.content is ManifestContent.DATA and m.manifest_path not in replaced and _live(m)
         ]
-        deletes = [m for m in current if m.content is ManifestContent.DELETES]
+        deletes = [m for m in current if m.content is ManifestContent.DELETES and _live(m)]
         old, new = _count(rewrite.replaced, "replaced"), _count(rewrite.created, "created")
         if old != new:
             raise ValidationError(

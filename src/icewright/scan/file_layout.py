@@ -65,7 +65,9 @@ class FileLayout:
     distinct live delete files that apply to some live data file, ``files_with_deletes``
     the data files that have at least one. ``manifests_per_partition`` is the mean over
     partitions of the data manifests holding a partition's files;
-    ``manifest_target_fill`` the data manifests a rewrite would write at least (each
+    ``empty_manifests`` the manifests (data or delete) without a live file, which
+    only the snapshot that wrote them needs; ``manifest_target_fill`` the data manifests
+    a rewrite would write at least (each
     spec's manifest bytes over the target size, rounded up). ``partitions`` lists the
     :data:`TOP_PARTITIONS` partitions with the most data manifests.
     """
@@ -81,6 +83,8 @@ class FileLayout:
     files_with_deletes: int = 0
     data_manifests: int = 0
     delete_manifests: int = 0
+    empty_manifests: int = 0
+    data_manifest_specs: int = 0
     data_manifest_bytes: int = 0
     small_manifests: int = 0
     small_manifest_bytes: int = 0
@@ -140,6 +144,10 @@ def file_layout(
         files_with_deletes=tally.with_deletes,
         data_manifests=len(data),
         delete_manifests=len(deletes),
+        data_manifest_specs=len(by_spec),
+        empty_manifests=sum(
+            1 for m in manifests if not (m.has_added_files() or m.has_existing_files())
+        ),
         data_manifest_bytes=sum(m.manifest_length for m in data),
         small_manifests=sum(1 for m in data if m.manifest_length < small_manifest_bytes),
         small_manifest_bytes=small_manifest_bytes,

@@ -63,14 +63,17 @@ def load(table: TableLike, catalog: CatalogLike) -> Table:
 
 
 def resolve_source(source: Any, catalog: Catalog) -> Any:
-    """``source`` ready for a job: an ``iceberg:`` source (text or
-    :class:`~icewright.spark.sources.TableSource`, or one a ``sql:`` query names as a
-    quoted identifier) names a table of ``catalog``,
-    which is loaded now, its snapshot, ref or range checked (a ref or snapshot that does
-    not exist, a range whose start is not an ancestor of its end, an overwrite inside an
-    appends range: :class:`ValidationError`, before any job) and its metadata location
-    fixed, so the job reads exactly the state checked. Any other source is returned as
-    it is."""
+    """``source`` ready for a job. An ``iceberg:`` source (text or
+    :class:`~icewright.spark.sources.TableSource`, or one that a ``sql:`` query names as a
+    quoted identifier) names a table of ``catalog``: the table is loaded now, its
+    snapshot, ref or range checked (a ref or snapshot that does not exist, a range whose
+    start is not an ancestor of its end, an overwrite inside an appends range:
+    :class:`ValidationError`, before any job) and its metadata fixed, so that the job
+    reads exactly the state checked. Any other source is returned as it is.
+
+    Source classes are recognised by name: their module imports pyspark, which an action
+    that needs no source must not pay for.
+    """
     if isinstance(source, str) and source.strip().lower().startswith(_TABLE_SOURCES):
         from icewright.spark.sources import TableSource
 

@@ -78,7 +78,8 @@ def test_example_with_the_dagster_command_and_daemon(
         env, "definitions", "validate", "-f", str(DEFINITIONS)
     )
 
-    # one day: every asset (the partitioned orders, the aggregate and the view) and checks
+    # one day: the sales group (the partitioned orders, the aggregate, the view, the
+    # audited big orders) and checks; sales/region_totals runs from the sensor only
     out = dagster(
         env,
         "asset",
@@ -86,11 +87,13 @@ def test_example_with_the_dagster_command_and_daemon(
         "-f",
         str(DEFINITIONS),
         "--select",
-        "*",
+        "group:sales",
         "--partition",
         "2026-11-21",
     )
     assert "RUN_SUCCESS" in out
+    big = catalog(env).load_table("sales.big_orders")
+    assert set(big.metadata.refs) == {"main"} and big.metadata.current_snapshot() is not None
     orders = catalog(env).load_table("sales.orders")
     assert orders.metadata.current_snapshot().summary["total-records"] == "20000"
     assert catalog(env).load_view("sales.revenue_by_region").metadata.current_version_id == 1
@@ -143,6 +146,10 @@ def test_example_with_the_dagster_command_and_daemon(
     assert run.tags["icewright/snapshot_id"] == str(snapshot_id)
     revenue = catalog(env).load_table("sales.orders_by_day").metadata.current_snapshot()
     assert revenue.summary["operation"] == "overwrite"
+    # the running totals merged the sensor's range: exactly the one outside order
+    totals = catalog(env).load_table("sales.region_totals").metadata.current_snapshot()
+    assert run.tags["icewright/source"].endswith(f"..{snapshot_id}")
+    assert totals is not None and totals.summary["total-records"] == "1"
     events = instance.fetch_materializations(dg.AssetKey(["sales", "orders"]), limit=50)
     external = [e for e in events.records if e.run_id == ""]
     assert len(external) == 1  # the outside commit, reported by the sensor

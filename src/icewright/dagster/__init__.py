@@ -17,7 +17,8 @@
 * write-audit-publish: :func:`iceberg_branch_checks` and :func:`iceberg_publish_asset`,
   and :func:`iceberg_refs_job` for rollback, tags and branches by run config
   (:mod:`icewright.dagster.references`);
-* :func:`iceberg_maintenance_job` and its schedule (:mod:`icewright.dagster.maintenance`);
+* :func:`iceberg_maintenance_job` and its schedule (:mod:`icewright.dagster.maintenance`),
+  and :func:`iceberg_maintain_job` (policy-driven: :func:`icewright.actions.maintain`);
 * :class:`IcewrightComponent`, the same declared in ``defs.yaml``
   (:mod:`icewright.dagster.component`).
 
@@ -52,6 +53,7 @@ from icewright.dagster.component import IcewrightComponent
 from icewright.dagster.execution import commit_key_for
 from icewright.dagster.maintenance import (
     MaintenancePlan,
+    iceberg_maintain_job,
     iceberg_maintenance_job,
     iceberg_maintenance_schedule,
 )
@@ -77,6 +79,7 @@ __all__ = [
     "iceberg_branch_checks",
     "iceberg_delete_asset",
     "iceberg_expire_asset",
+    "iceberg_maintain_job",
     "iceberg_maintenance_job",
     "iceberg_maintenance_schedule",
     "iceberg_merge_asset",

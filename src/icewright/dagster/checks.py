@@ -15,7 +15,10 @@
 
 :func:`iceberg_table_checks` returns the checks asked for, each with its severity
 (``ERROR`` for the schema and freshness, ``WARN`` for the maintenance hints by
-default) and a description saying what it measures and what to do when it fails.
+default) and a description saying what it measures and what to do when it fails. Each
+check's metadata also carries every figure of the measurement
+(:func:`icewright.actions.health_figures`, as ``icewright/<name>``: the numbers ``icewright
+health`` prints and maintain decides from).
 """
 
 from __future__ import annotations
@@ -199,11 +202,15 @@ def _check(
     blocking: bool,
 ) -> dg.AssetChecksDefinition:
     def run(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        from icewright.actions.health import table_health
+        from icewright.actions.health import health_figures, table_health
 
         resource = getattr(context.resources, resource_key)
         health = table_health(table, catalog=resource.get_catalog(), small_file_bytes=small_bytes)
         passed, metadata, verdict = evaluate(health)
+        # every check carries the whole measurement, under icewright health's names
+        for figure, value in health_figures(health).items():
+            if value is not None and figure != "snapshot_id":
+                metadata[f"icewright/{figure}"] = value
         metadata["icewright/snapshot_id"] = dg.MetadataValue.text(str(health.snapshot_id))
         return dg.AssetCheckResult(
             passed=passed, severity=severity, metadata=metadata, description=verdict

@@ -11,6 +11,13 @@ failure fails its op only. :func:`iceberg_maintenance_schedule` runs the job on 
 
 The rewrites' commit keys are the table and the run's root run id, so re-executing a
 failed maintenance run does not compact or rewrite manifests twice.
+
+:func:`iceberg_maintain_job` is the policy-driven form: each table's op (or one op over
+a namespace or the catalog) runs :func:`icewright.actions.maintain`, which decides from
+the table's own ``icewright.maintain.*`` properties what is due; its output metadata
+are the decisions, what each step changed and the health figures before and after.
+:func:`iceberg_maintenance_schedule` schedules either kind of job. The fixed plans of
+:func:`iceberg_maintenance_job` stay for teams that want the same steps every night.
 """
 
 from __future__ import annotations
@@ -32,7 +39,12 @@ from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
 from icewright.dagster.execution import annotated, commit_key_for, run_step
 from icewright.errors import ValidationError
 
-__all__ = ["MaintenancePlan", "iceberg_maintenance_job", "iceberg_maintenance_schedule"]
+__all__ = [
+    "MaintenancePlan",
+    "iceberg_maintain_job",
+    "iceberg_maintenance_job",
+    "iceberg_maintenance_schedule",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +205,104 @@ def iceberg_maintenance_job(
             op()
 
     return maintenance
+
+
+def _maintain_policy_op(
+    table: str | None, namespace: str | None, dry_run: bool, resource_key: str
+) -> dg.OpDefinition:
+    target = table or namespace or "catalog"
+
+    def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
+        from icewright.actions.maintain import maintain as maintain_one
+        from icewright.actions.maintain import maintain_tables
+
+        resource = getattr(context.resources, resource_key)
+        catalog = resource.get_catalog()
+        runner = resource.get_runner(log=context.log.info)
+        run = context.run
+        key = commit_key_for(dg.AssetKey(["maintain", target]), (), run.root_run_id or run.run_id)
+
+        def act() -> tuple[Any, ...]:
+            if table is not None:
+                return (
+                    maintain_one(
+                        table, catalog=catalog, dry_run=dry_run, commit_key=key, runner=runner
+                    ),
+                )
+            return maintain_tables(
+                namespace=namespace, catalog=catalog, dry_run=dry_run, commit_key=key, runner=runner
+            )
+
+        results = run_step(context, runner, act)
+        documents = [r.to_document() for r in results]
+        meta: dict[str, Any] = {}
+        for doc in documents:
+            prefix = "" if table is not None else f"{doc['table']}/"
+            meta[f"{prefix}failed"] = doc["failed"]
+            for step in doc["steps"]:
+                meta[f"{prefix}{step['name']}"] = ("ran: " if step["ran"] else "") + step["reason"]
+                for k, v in step["changes"].items():
+                    if isinstance(v, int | float) and not isinstance(v, bool) and v is not None:
+                        meta[f"{prefix}{step['name']}/{k}"] = v
+            for side in ("before", "after"):
+                for k, v in doc[side].items():
+                    if v is not None:
+                        meta[f"{prefix}{side}/{k}"] = v
+        context.log.info(f"{target}: {[(d['table'], d['failed']) for d in documents]}")
+        failed = [d for d in documents if d["failed"]]
+        if failed:
+            first = failed[0]
+            raise dg.Failure(
+                f"maintenance failed for {', '.join(d['table'] for d in failed)}: "
+                f"{first['error'] or next(s['error'] for s in first['steps'] if s['error'])}",
+                metadata=meta,
+            )
+        return dg.Output({"tables": documents}, metadata=meta)
+
+    return dg.op(
+        name="maintain_" + re.sub(r"\W", "_", target),
+        required_resource_keys={resource_key},
+        description=f"Do the maintenance that {target}'s policy says is due.",
+        tags={"icewright/table": target},
+    )(annotated(maintain, dg.OpExecutionContext, dg.Output))
+
+
+def iceberg_maintain_job(
+    tables: Sequence[str] | None = None,
+    *,
+    namespace: str | None = None,
+    name: str = "iceberg_maintain",
+    dry_run: bool = False,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+    description: str | None = None,
+) -> dg.JobDefinition:
+    """A job running :func:`icewright.actions.maintain` on each of ``tables`` (one op
+    each), or one op over every table of ``namespace``, or of the catalog when both are
+    None; see the module docstring. Schedule it with :func:`iceberg_maintenance_schedule`::
+
+        job = iceberg_maintain_job(["sales.orders", "sales.customers"])
+        defs = dg.Definitions(jobs=[job], schedules=[iceberg_maintenance_schedule(job)])
+    """
+    if tables is not None and namespace is not None:
+        raise ValidationError("iceberg_maintain_job takes tables or a namespace, not both")
+    if tables is not None and not list(tables):
+        raise ValidationError("iceberg_maintain_job needs at least one table")
+    if tables is not None:
+        ops = [_maintain_policy_op(str(t), None, dry_run, resource_key) for t in tables]
+    else:
+        ops = [_maintain_policy_op(None, namespace, dry_run, resource_key)]
+    what = ", ".join(tables) if tables is not None else (namespace or "every table")
+
+    @dg.job(
+        name=name,
+        description=description or f"Policy-driven maintenance of {what}.",
+        tags={"icewright/kind": "maintain"},
+    )
+    def maintain_job() -> None:
+        for op in ops:
+            op()
+
+    return maintain_job
 
 
 def iceberg_maintenance_schedule(

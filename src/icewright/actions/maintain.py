@@ -301,15 +301,17 @@ class _Run:
             health = measure(fresh, small_file_bytes=None)
             manifests = decide_manifests(health, MaintainPolicy.of(fresh.metadata))
         done.append(self.step(manifests, self.rewrite_manifests))
-        done.append(self.step(self.redecide(EXPIRE), self.expire))
-        done.append(self.step(self.redecide(REMOVE_ORPHANS), self.remove_orphans))
+        changed = any(s.changed for s in done)
+        done.append(self.step(self.redecide(EXPIRE, changed), self.expire))
+        done.append(self.step(self.redecide(REMOVE_ORPHANS, changed), self.remove_orphans))
         return tuple(done)
 
-    def redecide(self, name: str) -> MaintainStep:
-        """The decision of ``name`` on the table as the steps before left it (cheap: no
-        file is read)."""
+    def redecide(self, name: str, changed: bool) -> MaintainStep:
+        """The decision of ``name`` on the table as the steps before left it when they
+        ``changed`` it (a compaction's snapshot may make an older one expirable now);
+        cheap: no file is read."""
         planned = self.plan.step(name)
-        if self.stopped is not None or not planned.due:
+        if self.stopped is not None or not (planned.due or changed):
             return planned
         fresh = self.table = self.table.refresh()
         if name == EXPIRE:

@@ -39,11 +39,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 from icewright.dagster.assets import (
     DEFAULT_RESOURCE_KEY,
     iceberg_append_asset,
-    iceberg_expire_asset,
-    iceberg_remove_orphans_asset,
     iceberg_replace_asset,
-    iceberg_rewrite_asset,
-    iceberg_rewrite_manifests_asset,
     iceberg_table_asset,
     iceberg_view_asset,
     table_asset_key,
@@ -56,6 +52,12 @@ from icewright.dagster.maintenance import (
     iceberg_maintain_job,
     iceberg_maintenance_job,
     iceberg_maintenance_schedule,
+)
+from icewright.dagster.maintenance_assets import (
+    iceberg_expire_asset,
+    iceberg_remove_orphans_asset,
+    iceberg_rewrite_asset,
+    iceberg_rewrite_manifests_asset,
 )
 from icewright.dagster.references import (
     ReferenceChange,

@@ -15,9 +15,7 @@ with the snapshot id as data version.
   partitions (:mod:`icewright.dagster.partitions`), and a range run (a single-run
   backfill, the default backfill policy) is one commit over the range. Write assets may
   declare the table too (``schema=`` ...): it is ensured before the write.
-* :func:`iceberg_rewrite_asset`, :func:`iceberg_rewrite_manifests_asset`,
-  :func:`iceberg_expire_asset`, :func:`iceberg_remove_orphans_asset`: maintenance of a
-  table, as assets keyed ``<table key>/<verb>`` that depend on the table's asset.
+* maintenance assets (rewrite, expire, remove orphans): :mod:`icewright.dagster.maintenance_assets`.
 * :func:`iceberg_view_asset`: publish a view version; ``deps`` names the tables it reads.
 
 Sources are as for the operators (``"<format>:<path>"``, ``"sql:<query>"``, a path,
@@ -37,11 +35,7 @@ from icewright.actions.arguments import (
     Declaration,
     check_branch,
     check_declaration,
-    check_expire,
-    check_orphans,
     check_replace,
-    check_rewrite,
-    check_rewrite_manifests,
     check_source,
     check_view_sql,
 )
@@ -68,11 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_RESOURCE_KEY",
     "iceberg_append_asset",
-    "iceberg_expire_asset",
-    "iceberg_remove_orphans_asset",
     "iceberg_replace_asset",
-    "iceberg_rewrite_asset",
-    "iceberg_rewrite_manifests_asset",
     "iceberg_table_asset",
     "iceberg_view_asset",
     "table_asset_key",
@@ -434,208 +424,6 @@ def _write_asset(
         partitions_def=partitions_def,
         table_metadata=definition_metadata(table, None if declared is None else declared.schema),
         **asset_options,
-    )
-
-
-def _maintenance_asset(
-    verb: str,
-    table: str,
-    act: Callable[[AssetStep, str | None], Any],
-    *,
-    commits_snapshot: bool,
-    key: dg.AssetKey | str | Sequence[str] | None,
-    resource_key: str,
-    description: str,
-    asset_options: dict[str, Any],
-) -> dg.AssetsDefinition:
-    table_key = table_asset_key(table)
-
-    def maintain(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
-        from icewright.actions.results import to_jsonable
-
-        step = AssetStep(context, resource_key)
-        commit_key = step.commit_key() if commits_snapshot else None
-        result = step.run(lambda: act(step, commit_key))
-        payload = to_jsonable(result)
-        meta = {
-            f"icewright/{k}": v
-            for k, v in payload.items()
-            if isinstance(v, int | float | str | bool) and k != "table"
-        }
-        meta["dagster/table_name"] = table
-        context.log.info(f"{table}: {verb} done: {meta}")
-        return dg.MaterializeResult(metadata=meta)
-
-    options = dict(asset_options)
-    deps = [table_key, *list(options.pop("deps", None) or ())]
-    return make_asset(
-        key=asset_key_of(key, dg.AssetKey([*table_key.path, verb])),
-        fn=maintain,
-        resource_key=resource_key,
-        description=description,
-        deps=deps,
-        **options,
-    )
-
-
-def iceberg_rewrite_asset(
-    table: str,
-    *,
-    where: str | None = None,
-    target_file_size: int | None = None,
-    min_input_files: int = 5,
-    sort: bool = False,
-    partial_progress_max_commits: int | None = None,
-    distributed: bool | None = None,
-    key: dg.AssetKey | str | Sequence[str] | None = None,
-    resource_key: str = DEFAULT_RESOURCE_KEY,
-    **asset_options: Any,
-) -> dg.AssetsDefinition:
-    """An asset (``<table key>/rewrite``) that compacts ``table``'s data files
-    (:func:`icewright.actions.rewrite`; arguments as there)."""
-    check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
-
-    def act(step: AssetStep, commit_key: str | None) -> Any:
-        from icewright.actions import rewrite
-
-        return rewrite(
-            table,
-            catalog=step.catalog,
-            where=where,
-            target_file_size=target_file_size,
-            min_input_files=min_input_files,
-            sort=sort,
-            partial_progress_max_commits=partial_progress_max_commits,
-            commit_key=commit_key,
-            runner=step.runner,
-            distributed=distributed,
-        )
-
-    return _maintenance_asset(
-        "rewrite",
-        table,
-        act,
-        commits_snapshot=True,
-        key=key,
-        resource_key=resource_key,
-        description=f"Compaction of {table}'s small data files.",
-        asset_options=asset_options,
-    )
-
-
-def iceberg_rewrite_manifests_asset(
-    table: str,
-    *,
-    spec_id: int | None = None,
-    target_size_bytes: int | None = None,
-    distributed: bool | None = None,
-    key: dg.AssetKey | str | Sequence[str] | None = None,
-    resource_key: str = DEFAULT_RESOURCE_KEY,
-    **asset_options: Any,
-) -> dg.AssetsDefinition:
-    """An asset (``<table key>/rewrite_manifests``) that clusters ``table``'s data
-    manifests by partition (:func:`icewright.actions.rewrite_manifests`; arguments as
-    there), committed once per run like the other snapshot-producing assets."""
-    check_rewrite_manifests(spec_id, target_size_bytes)
-
-    def act(step: AssetStep, commit_key: str | None) -> Any:
-        from icewright.actions import rewrite_manifests
-
-        return rewrite_manifests(
-            table,
-            catalog=step.catalog,
-            spec_id=spec_id,
-            target_size_bytes=target_size_bytes,
-            commit_key=commit_key,
-            distributed=distributed,
-            runner=step.runner,
-        )
-
-    return _maintenance_asset(
-        "rewrite_manifests",
-        table,
-        act,
-        commits_snapshot=True,
-        key=key,
-        resource_key=resource_key,
-        description=f"Manifest rewrite of {table} (clustered by partition).",
-        asset_options=asset_options,
-    )
-
-
-def iceberg_expire_asset(
-    table: str,
-    *,
-    older_than: str | int | None = None,
-    retain_last: int | None = None,
-    distributed: bool | None = None,
-    key: dg.AssetKey | str | Sequence[str] | None = None,
-    resource_key: str = DEFAULT_RESOURCE_KEY,
-    **asset_options: Any,
-) -> dg.AssetsDefinition:
-    """An asset (``<table key>/expire``) that expires ``table``'s old snapshots and deletes
-    the files only they reached (:func:`icewright.actions.expire`; ``distributed`` as
-    there)."""
-    check_expire(older_than, retain_last)
-
-    def act(step: AssetStep, commit_key: str | None) -> Any:
-        from icewright.actions import expire
-
-        return expire(
-            table,
-            catalog=step.catalog,
-            older_than=older_than,
-            retain_last=retain_last,
-            distributed=distributed,
-            runner=step.runner,
-        )
-
-    return _maintenance_asset(
-        "expire",
-        table,
-        act,
-        commits_snapshot=False,
-        key=key,
-        resource_key=resource_key,
-        description=f"Snapshot expiry of {table}.",
-        asset_options=asset_options,
-    )
-
-
-def iceberg_remove_orphans_asset(
-    table: str,
-    *,
-    older_than: str | int | None = None,
-    distributed: bool | None = None,
-    key: dg.AssetKey | str | Sequence[str] | None = None,
-    resource_key: str = DEFAULT_RESOURCE_KEY,
-    **asset_options: Any,
-) -> dg.AssetsDefinition:
-    """An asset (``<table key>/remove_orphans``) that deletes files under ``table``'s
-    location that no metadata references (:func:`icewright.actions.remove_orphan_files`;
-    ``older_than`` defaults to three days ago; ``distributed`` as there)."""
-    check_orphans(older_than)
-
-    def act(step: AssetStep, commit_key: str | None) -> Any:
-        from icewright.actions import remove_orphan_files
-
-        return remove_orphan_files(
-            table,
-            catalog=step.catalog,
-            older_than=older_than,
-            distributed=distributed,
-            runner=step.runner,
-        )
-
-    return _maintenance_asset(
-        "remove_orphans",
-        table,
-        act,
-        commits_snapshot=False,
-        key=key,
-        resource_key=resource_key,
-        description=f"Orphan file removal under {table}'s location.",
-        asset_options=asset_options,
     )
 
 

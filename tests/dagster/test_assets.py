@@ -250,6 +250,12 @@ def test_replace_where_and_maintenance_assets(
         "sales/events/expire",
         "sales/events/remove_orphans",
     ]
+    # operations on the table, not tables: the lineage graph shows only sales/events as one
+    for asset in (rewrite, expire, orphans):
+        spec = next(iter(asset.specs))
+        assert spec.kinds == {"maintenance"}
+        assert "dagster/table_name" not in spec.metadata
+        assert (spec.description or "").startswith(f"Maintenance of {TABLE}, not a table")
     result = _materialize([rewrite], lake, instance)
     assert result.success
     assert _snapshots(catalog)[-1].operation.value == "replace"
@@ -257,7 +263,7 @@ def test_replace_where_and_maintenance_assets(
     assert result.success
     assert len(_snapshots(catalog)) == 1
     expired = result.asset_materializations_for_node("sales__events__expire")[0].metadata
-    assert expired["dagster/table_name"].value == TABLE
+    assert expired["icewright/table"].value == TABLE and "dagster/table_name" not in expired
     assert sorted(r["id"] for r in _rows(catalog)) == sorted(r["id"] for r in rows)
 
 

@@ -4,6 +4,7 @@ maintenance job's step, on a real instance; what they commit read back by pyiceb
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pyarrow as pa
@@ -14,6 +15,7 @@ from icewright.dagster import (
     IcebergResource,
     MaintenancePlan,
     iceberg_maintenance_job,
+    iceberg_maintenance_op,
     iceberg_rewrite_manifests_asset,
 )
 from icewright.errors import ValidationError
@@ -98,3 +100,38 @@ def test_the_maintenance_job_step(
     assert _manifest_count(catalog.load_table(TABLE)) == 1
     with pytest.raises(ValidationError, match="target_size_bytes"):
         MaintenancePlan(rewrite_manifests=True, manifest_target_size_bytes=0)
+
+
+def test_maintenance_ops_in_a_job_of_ones_own(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    """The ops the maintenance job is made of, one verb each, in a user's job with the
+    resource under the user's key (a typed parameter of the op, not a lookup)."""
+    _appended(lake, 3)
+    only: dict[str, Any] = {"rewrite_min_input_files": None, "remove_orphans": False}
+    expire = iceberg_maintenance_op(
+        TABLE,
+        plan=MaintenancePlan(**only, expire_older_than="0s", expire_retain_last=1),
+        name="expire_events",
+        resource_key="lake",
+    )
+    orphans = iceberg_maintenance_op(
+        TABLE,
+        plan=MaintenancePlan(rewrite_min_input_files=None, expire=False, orphans_older_than="0s"),
+        name="orphans_of_events",
+        resource_key="lake",
+    )
+    assert expire.description == f"Maintenance of {TABLE}: snapshot expiry."
+    assert "lake" in expire.required_resource_keys
+
+    @dg.job
+    def nightly() -> None:
+        expire()
+        orphans()
+
+    result = nightly.execute_in_process(resources={"lake": lake}, instance=instance)
+    assert result.success
+    assert result.output_for_node("expire_events")["expire"]["expired_snapshot_ids_count"] == 2
+    assert len(catalog.load_table(TABLE).metadata.snapshots) == 1
+    assert "rewrite" not in result.output_for_node("orphans_of_events")
+    assert _pyiceberg_ids(lake) == list(range(9))

@@ -51,6 +51,7 @@ from icewright.dagster.maintenance import (
     MaintenancePlan,
     iceberg_maintain_job,
     iceberg_maintenance_job,
+    iceberg_maintenance_op,
     iceberg_maintenance_schedule,
 )
 from icewright.dagster.maintenance_assets import (
@@ -83,6 +84,7 @@ __all__ = [
     "iceberg_expire_asset",
     "iceberg_maintain_job",
     "iceberg_maintenance_job",
+    "iceberg_maintenance_op",
     "iceberg_maintenance_schedule",
     "iceberg_merge_asset",
     "iceberg_publish_asset",

@@ -40,13 +40,13 @@ from icewright.actions.arguments import (
     check_view_sql,
 )
 from icewright.dagster.execution import (
-    annotated,
     data_version,
     definition_metadata,
     materialization_metadata,
     run_commit_key,
     run_step,
     schema_of,
+    with_resource,
 )
 from icewright.dagster.partitions import PartitionMapping, fill_template, keys_of
 from icewright.errors import ValidationError
@@ -111,12 +111,11 @@ class AssetStep:
     def __init__(
         self,
         context: dg.AssetExecutionContext,
-        resource_key: str,
+        resource: IcebergResource,
         *,
         partitions: PartitionMapping | None = None,
     ) -> None:
         self.context = context
-        resource: IcebergResource = getattr(context.resources, resource_key)
         self.resource = resource
         self.catalog: Catalog = resource.get_catalog()
         self.runner: Runner = resource.get_runner(log=context.log.info)
@@ -167,12 +166,22 @@ class AssetStep:
         )
 
 
+def check_freshness_policy(policy: object) -> None:
+    """A freshness policy is Dagster's current one (evaluated by Dagster from the asset's
+    materializations), not the legacy kind."""
+    if policy is not None and not isinstance(policy, dg.FreshnessPolicy):
+        raise ValidationError(
+            "freshness_policy takes dg.FreshnessPolicy.time_window(...) or "
+            f"dg.FreshnessPolicy.cron(...), got {type(policy).__name__}"
+        )
+
+
 def make_asset(
     *,
     key: dg.AssetKey,
-    fn: Callable[[dg.AssetExecutionContext], Any],
+    fn: Callable[[dg.AssetExecutionContext, IcebergResource], Any],
     resource_key: str,
-    description: str,
+    default_description: str,
     deps: DepsLike | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     backfill_policy: dg.BackfillPolicy | None = None,
@@ -181,6 +190,7 @@ def make_asset(
 ) -> dg.AssetsDefinition:
     if partitions_def is not None and backfill_policy is None:
         backfill_policy = dg.BackfillPolicy.single_run()
+    check_freshness_policy(options.get("freshness_policy"))
     if table_metadata:
         # shown on the asset before any run; the user's own metadata wins
         options["metadata"] = {**table_metadata, **(options.get("metadata") or {})}
@@ -191,15 +201,21 @@ def make_asset(
         decorate = dg.asset(
             key=key,
             deps=list(deps or ()),
-            required_resource_keys={resource_key},
-            description=options.pop("description", None) or description,
+            # the user's description (an asset option) wins over the factory's
+            description=options.pop("description", None) or default_description,
             partitions_def=partitions_def,
             backfill_policy=backfill_policy,
             kinds=set(options.pop("kinds", None) or KINDS),
             **{k: v for k, v in options.items() if v is not None},
         )
         definition: dg.AssetsDefinition = decorate(
-            annotated(fn, dg.AssetExecutionContext, dg.MaterializeResult)
+            with_resource(
+                fn,
+                resource_key=resource_key,
+                context=dg.AssetExecutionContext,
+                returns=dg.MaterializeResult,
+                name=key.to_python_identifier(),
+            )
         )
     return definition
 
@@ -227,10 +243,12 @@ def iceberg_table_asset(
     if declared is None:
         raise ValidationError("iceberg_table_asset needs the table's schema")
 
-    def ensure(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def ensure(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import ensure_table
 
-        step = AssetStep(context, resource_key)
+        step = AssetStep(context, resource)
         result = step.run(lambda: ensure_table(table, catalog=step.catalog, **declared.as_kwargs()))
         if result.changes or result.created:
             what = "created" if result.created else "evolved: " + ", ".join(result.changes)
@@ -241,7 +259,9 @@ def iceberg_table_asset(
         key=asset_key_of(key, table_asset_key(table)),
         fn=ensure,
         resource_key=resource_key,
-        description=f"The Iceberg table {table} (schema, partitioning and properties ensured).",
+        default_description=(
+            f"The Iceberg table {table} (schema, partitioning and properties ensured)."
+        ),
         table_metadata=definition_metadata(table, declared.schema),
         **asset_options,
     )
@@ -381,11 +401,13 @@ def _write_asset(
     if reset_branch and branch == "main":
         raise ValidationError("reset_branch moves a branch other than main to main: name one")
 
-    def write(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def write(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import append, ensure_table, replace
         from icewright.actions import branch as start_branch
 
-        step = AssetStep(context, resource_key, partitions=partitions)
+        step = AssetStep(context, resource, partitions=partitions)
         commit_key = step.commit_key()
 
         def act() -> ActionResult:
@@ -420,7 +442,7 @@ def _write_asset(
         key=asset_key_of(key, table_asset_key(table)),
         fn=write,
         resource_key=resource_key,
-        description=f"The Iceberg table {table}, written by Spark ({verb} of {source}).",
+        default_description=f"The Iceberg table {table}, written by Spark ({verb} of {source}).",
         partitions_def=partitions_def,
         table_metadata=definition_metadata(table, None if declared is None else declared.schema),
         **asset_options,
@@ -447,10 +469,12 @@ def iceberg_view_asset(
         table_asset_key(d) if isinstance(d, str) and "/" not in d else d for d in deps or ()
     ]
 
-    def publish(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def publish(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import publish_view
 
-        step = AssetStep(context, resource_key)
+        step = AssetStep(context, resource)
         result = step.run(
             lambda: publish_view(
                 view,
@@ -478,7 +502,7 @@ def iceberg_view_asset(
         key=asset_key_of(key, table_asset_key(view)),
         fn=publish,
         resource_key=resource_key,
-        description=f"The Iceberg view {view}.",
+        default_description=f"The Iceberg view {view}.",
         deps=dep_keys,
         table_metadata=definition_metadata(view),
         **asset_options,

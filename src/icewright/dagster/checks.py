@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, table_asset_key
-from icewright.dagster.execution import annotated
+from icewright.dagster.execution import with_resource
 from icewright.errors import ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions.health import TableHealth
+    from icewright.dagster.resource import IcebergResource
     from icewright.spec.schema import Schema
 
 __all__ = ["iceberg_table_checks"]
@@ -201,10 +202,11 @@ def _check(
     small_bytes: int,
     blocking: bool,
 ) -> dg.AssetChecksDefinition:
-    def run(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    def run(
+        context: dg.AssetCheckExecutionContext, resource: IcebergResource
+    ) -> dg.AssetCheckResult:
         from icewright.actions.health import health_figures, table_health
 
-        resource = getattr(context.resources, resource_key)
         health = table_health(table, catalog=resource.get_catalog(), small_file_bytes=small_bytes)
         passed, metadata, verdict = evaluate(health)
         # every check carries the whole measurement, under icewright health's names
@@ -216,14 +218,20 @@ def _check(
             passed=passed, severity=severity, metadata=metadata, description=verdict
         )
 
-    run.__name__ = name
     return dg.asset_check(
         asset=key,
         name=name,
         description=description,
-        required_resource_keys={resource_key},
         blocking=blocking,
-    )(annotated(run, dg.AssetCheckExecutionContext, dg.AssetCheckResult))
+    )(
+        with_resource(
+            run,
+            resource_key=resource_key,
+            context=dg.AssetCheckExecutionContext,
+            returns=dg.AssetCheckResult,
+            name=name,
+        )
+    )
 
 
 def _freshness(max_age: float) -> Evaluate:

@@ -18,13 +18,15 @@ unknown commit are kept for the retry. A cancelled run stops its Spark job.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+import keyword
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import dagster as dg
 
-from icewright.errors import BAD_INPUT, IcewrightError, one_line
+from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.runners.local import LocalRunner
 from icewright.runners.progress import logged_stage_progress
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from icewright.spec.schema import Schema
 
 __all__ = [
-    "annotated",
+    "check_resource_key",
     "commit_key_for",
     "definition_metadata",
     "materialization_metadata",
@@ -43,6 +45,7 @@ __all__ = [
     "run_step",
     "schema_of",
     "table_schema",
+    "with_resource",
 ]
 
 T = TypeVar("T")
@@ -89,15 +92,54 @@ def run_step(
         raise
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+def with_resource(
+    fn: Callable[..., T],
+    *,
+    resource_key: str,
+    context: type,
+    returns: Any,
+    name: str | None = None,
+    config: type | None = None,
+) -> Callable[..., T]:
+    """``fn(context, resource[, config])`` as the function Dagster decorates: its
+    parameters are ``context``, ``config`` when given, and the resource as a typed
+    parameter named ``resource_key`` (``iceberg: IcebergResource``, Dagster's Pythonic
+    resources), with every annotation an object (this package's postponed annotations
+    would leave them as text, and the parameter's name is only known here)."""
+    from icewright.dagster.resource import IcebergResource
+
+    check_resource_key(resource_key)
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("context", kind, annotation=context)]
+    if config is not None:
+        params.append(inspect.Parameter("config", kind, annotation=config))
+    params.append(inspect.Parameter(resource_key, kind, annotation=IcebergResource))
+    signature = inspect.Signature(params, return_annotation=returns)
+
+    def step(*args: Any, **kwargs: Any) -> T:
+        given = signature.bind(*args, **kwargs).arguments
+        if config is None:
+            return fn(given["context"], given[resource_key])
+        return fn(given["context"], given[resource_key], given["config"])
+
+    step.__signature__ = signature  # type: ignore[attr-defined]
+    step.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
+    step.__name__ = step.__qualname__ = name or fn.__name__
+    return step
 
 
-def annotated(fn: F, context: type, returns: Any) -> F:
-    """``fn`` with its annotations as objects: Dagster reads a decorated function's
-    ``context`` annotation and return type, which this package's postponed annotations
-    would leave as text."""
-    fn.__annotations__ = {"context": context, "return": returns}
-    return fn
+def check_resource_key(resource_key: str) -> None:
+    """The resource key names a step's parameter: a Python identifier."""
+    if (
+        not isinstance(resource_key, str)
+        or not resource_key.isidentifier()
+        or keyword.iskeyword(resource_key)
+        or resource_key in ("context", "config")
+    ):
+        raise ValidationError(
+            f"resource_key names the steps' resource parameter: give a Python identifier "
+            f"other than context and config, got {resource_key!r}"
+        )
 
 
 def table_schema(table: Table) -> dg.TableSchema:

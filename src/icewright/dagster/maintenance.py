@@ -1,7 +1,8 @@
 """Table maintenance the way a platform team runs it: one job over a list of tables,
 on a schedule.
 
-:func:`iceberg_maintenance_job` builds a job with one op per table; each op compacts
+:func:`iceberg_maintenance_job` builds a job with one op per table
+(:func:`iceberg_maintenance_op`, which a job of one's own may use too); each op compacts
 small files (:func:`icewright.actions.rewrite`), rewrites the manifests when the plan
 asks (:func:`icewright.actions.rewrite_manifests`), expires old snapshots
 (:func:`icewright.actions.expire`) and removes orphan files
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -36,13 +37,17 @@ from icewright.actions.arguments import (
     check_rewrite_manifests,
 )
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY
-from icewright.dagster.execution import annotated, commit_key_for, run_step
+from icewright.dagster.execution import commit_key_for, run_step, with_resource
 from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.dagster.resource import IcebergResource
 
 __all__ = [
     "MaintenancePlan",
     "iceberg_maintain_job",
     "iceberg_maintenance_job",
+    "iceberg_maintenance_op",
     "iceberg_maintenance_schedule",
 ]
 
@@ -78,12 +83,35 @@ def _op_name(table: str) -> str:
     return "maintain_" + re.sub(r"\W", "_", table)
 
 
-def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpDefinition:
-    def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
+def iceberg_maintenance_op(
+    table: str,
+    *,
+    plan: MaintenancePlan | None = None,
+    name: str | None = None,
+    resource_key: str = DEFAULT_RESOURCE_KEY,
+) -> dg.OpDefinition:
+    """The op that maintains ``table`` by ``plan`` (compaction, manifest rewrite, expiry,
+    orphan removal, each when the plan asks), for a job of one's own; its output and
+    metadata say what each step did. One verb alone is a plan with the others off::
+
+        expire = iceberg_maintenance_op(
+            "sales.orders",
+            plan=MaintenancePlan(rewrite_min_input_files=None, remove_orphans=False),
+            name="expire_orders",
+        )
+
+        @dg.job
+        def nightly() -> None:
+            expire()
+    """
+    plan = plan or MaintenancePlan()
+
+    def maintain(
+        context: dg.OpExecutionContext, resource: IcebergResource
+    ) -> dg.Output[dict[str, Any]]:
         from icewright.actions import expire, remove_orphan_files, rewrite, rewrite_manifests
         from icewright.actions.results import to_jsonable
 
-        resource = getattr(context.resources, resource_key)
         catalog = resource.get_catalog()
         runner = resource.get_runner(log=context.log.info)
         done: dict[str, Any] = {"table": table}
@@ -156,11 +184,24 @@ def _maintain_op(table: str, plan: MaintenancePlan, resource_key: str) -> dg.OpD
         return dg.Output(done, metadata=meta)
 
     return dg.op(
-        name=_op_name(table),
-        required_resource_keys={resource_key},
-        description=f"Rewrite, expire and remove orphans of {table}.",
+        name=name or _op_name(table),
+        description=f"Maintenance of {table}: {_steps(plan)}.",
         tags={"icewright/table": table},
-    )(annotated(maintain, dg.OpExecutionContext, dg.Output))
+    )(
+        with_resource(
+            maintain, resource_key=resource_key, context=dg.OpExecutionContext, returns=dg.Output
+        )
+    )
+
+
+def _steps(plan: MaintenancePlan) -> str:
+    steps = [
+        ("compaction", plan.rewrite_min_input_files is not None),
+        ("manifest rewrite", plan.rewrite_manifests),
+        ("snapshot expiry", plan.expire),
+        ("orphan removal", plan.remove_orphans),
+    ]
+    return ", ".join(step for step, wanted in steps if wanted) or "nothing (every step off)"
 
 
 def _flat(payload: Any) -> dict[str, Any]:
@@ -193,7 +234,7 @@ def iceberg_maintenance_job(
     )
     if not plans:
         raise ValidationError("iceberg_maintenance_job needs at least one table")
-    ops = [_maintain_op(t, p, resource_key) for t, p in plans.items()]
+    ops = [iceberg_maintenance_op(t, plan=p, resource_key=resource_key) for t, p in plans.items()]
 
     @dg.job(
         name=name,
@@ -212,11 +253,12 @@ def _maintain_policy_op(
 ) -> dg.OpDefinition:
     target = table or namespace or "catalog"
 
-    def maintain(context: dg.OpExecutionContext) -> dg.Output[dict[str, Any]]:
+    def maintain(
+        context: dg.OpExecutionContext, resource: IcebergResource
+    ) -> dg.Output[dict[str, Any]]:
         from icewright.actions.maintain import maintain as maintain_one
         from icewright.actions.maintain import maintain_tables
 
-        resource = getattr(context.resources, resource_key)
         catalog = resource.get_catalog()
         runner = resource.get_runner(log=context.log.info)
         run = context.run
@@ -261,10 +303,13 @@ def _maintain_policy_op(
 
     return dg.op(
         name="maintain_" + re.sub(r"\W", "_", target),
-        required_resource_keys={resource_key},
         description=f"Do the maintenance that {target}'s policy says is due.",
         tags={"icewright/table": target},
-    )(annotated(maintain, dg.OpExecutionContext, dg.Output))
+    )(
+        with_resource(
+            maintain, resource_key=resource_key, context=dg.OpExecutionContext, returns=dg.Output
+        )
+    )
 
 
 def iceberg_maintain_job(

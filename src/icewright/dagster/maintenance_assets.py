@@ -1,15 +1,19 @@
-"""Maintenance of a table as assets keyed ``<table key>/<verb>`` that depend on the
-table's asset: :func:`iceberg_rewrite_asset`, :func:`iceberg_rewrite_manifests_asset`,
+"""Maintenance of a table as assets keyed ``<table key>/<verb>`` of kind ``maintenance``
+that depend on the table's asset (operations on the table, not tables: their
+materialization metadata name the table as ``icewright/table``):
+:func:`iceberg_rewrite_asset`, :func:`iceberg_rewrite_manifests_asset`,
 :func:`iceberg_expire_asset`, :func:`iceberg_remove_orphans_asset`. Each step calls one
 :mod:`icewright.actions` function, as the table assets do
-(:mod:`icewright.dagster.assets`); the same verbs as a job over many tables:
-:mod:`icewright.dagster.maintenance`.
+(:mod:`icewright.dagster.assets`). The usual shape for maintenance is a job on a schedule
+(:func:`~icewright.dagster.iceberg_maintenance_job`,
+:func:`~icewright.dagster.iceberg_maintain_job`) or its ops in a job of one's own
+(:func:`~icewright.dagster.iceberg_maintenance_op`): :mod:`icewright.dagster.maintenance`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -26,6 +30,13 @@ from icewright.dagster.assets import (
     make_asset,
     table_asset_key,
 )
+
+if TYPE_CHECKING:
+    from icewright.dagster.resource import IcebergResource
+
+MAINTENANCE_KINDS = frozenset({"maintenance"})
+"""The kind of a maintenance asset: the lineage graph shows it as an operation, and only
+the table's own asset as an Iceberg table."""
 
 __all__ = [
     "iceberg_expire_asset",
@@ -48,10 +59,12 @@ def _maintenance_asset(
 ) -> dg.AssetsDefinition:
     table_key = table_asset_key(table)
 
-    def maintain(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def maintain(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions.results import to_jsonable
 
-        step = AssetStep(context, resource_key)
+        step = AssetStep(context, resource)
         commit_key = step.commit_key() if commits_snapshot else None
         result = step.run(lambda: act(step, commit_key))
         payload = to_jsonable(result)
@@ -60,7 +73,8 @@ def _maintenance_asset(
             for k, v in payload.items()
             if isinstance(v, int | float | str | bool) and k != "table"
         }
-        meta["dagster/table_name"] = table
+        # not dagster/table_name: this asset is an operation on the table, not the table
+        meta["icewright/table"] = table
         context.log.info(f"{table}: {verb} done: {meta}")
         return dg.MaterializeResult(metadata=meta)
 
@@ -70,8 +84,9 @@ def _maintenance_asset(
         key=asset_key_of(key, dg.AssetKey([*table_key.path, verb])),
         fn=maintain,
         resource_key=resource_key,
-        description=description,
+        default_description=f"Maintenance of {table}, not a table: {description}",
         deps=deps,
+        kinds=options.pop("kinds", None) or MAINTENANCE_KINDS,
         **options,
     )
 
@@ -116,7 +131,7 @@ def iceberg_rewrite_asset(
         commits_snapshot=True,
         key=key,
         resource_key=resource_key,
-        description=f"Compaction of {table}'s small data files.",
+        description=f"compaction of {table}'s small data files.",
         asset_options=asset_options,
     )
 
@@ -156,7 +171,7 @@ def iceberg_rewrite_manifests_asset(
         commits_snapshot=True,
         key=key,
         resource_key=resource_key,
-        description=f"Manifest rewrite of {table} (clustered by partition).",
+        description=f"manifest rewrite of {table} (clustered by partition).",
         asset_options=asset_options,
     )
 
@@ -195,7 +210,7 @@ def iceberg_expire_asset(
         commits_snapshot=False,
         key=key,
         resource_key=resource_key,
-        description=f"Snapshot expiry of {table}.",
+        description=f"snapshot expiry of {table}.",
         asset_options=asset_options,
     )
 
@@ -232,6 +247,6 @@ def iceberg_remove_orphans_asset(
         commits_snapshot=False,
         key=key,
         resource_key=resource_key,
-        description=f"Orphan file removal under {table}'s location.",
+        description=f"orphan file removal under {table}'s location.",
         asset_options=asset_options,
     )

@@ -20,7 +20,7 @@ inspection; the next run's write (``reset_branch``) starts it again from ``main`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -32,8 +32,11 @@ from icewright.dagster.assets import (
     make_asset,
     table_asset_key,
 )
-from icewright.dagster.execution import annotated
+from icewright.dagster.execution import with_resource
 from icewright.errors import ValidationError
+
+if TYPE_CHECKING:
+    from icewright.dagster.resource import IcebergResource
 
 __all__ = ["ReferenceChange", "iceberg_branch_checks", "iceberg_publish_asset", "iceberg_refs_job"]
 
@@ -57,11 +60,13 @@ def iceberg_publish_asset(
     if branch == "main":
         raise ValidationError("iceberg_publish_asset publishes a branch other than main")
 
-    def publish_branch(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def publish_branch(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import drop_branch as drop
         from icewright.actions import publish
 
-        step = AssetStep(context, resource_key)
+        step = AssetStep(context, resource)
 
         def act() -> Any:
             current = step.catalog.load_table(table)
@@ -89,7 +94,7 @@ def iceberg_publish_asset(
         key=asset_key_of(key, table_asset_key(table)),
         fn=publish_branch,
         resource_key=resource_key,
-        description=f"The Iceberg table {table}: branch {branch}, published once audited.",
+        default_description=f"The Iceberg table {table}: branch {branch}, published once audited.",
         **asset_options,
     )
 
@@ -161,11 +166,12 @@ def _branch_check(
     resource_key: str,
     blocking: bool,
 ) -> dg.AssetChecksDefinition:
-    def run(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    def run(
+        context: dg.AssetCheckExecutionContext, resource: IcebergResource
+    ) -> dg.AssetCheckResult:
         from icewright.actions import count_rows
         from icewright.runners.local import LocalRunner
 
-        resource = getattr(context.resources, resource_key)
         runner = resource.get_runner(log=context.log.info)
         # the rows are counted on an in-process session (the embedded one when the
         # resource's Spark runs elsewhere)
@@ -188,15 +194,21 @@ def _branch_check(
             description=verdict,
         )
 
-    run.__name__ = name
     what = f"no row where {predicate}" if predicate else f"at least {min_rows} row(s)"
     return dg.asset_check(
         asset=key,
         name=name,
         description=f"Audit of {table}@{branch} before it is published: {what}.",
-        required_resource_keys={resource_key},
         blocking=blocking,
-    )(annotated(run, dg.AssetCheckExecutionContext, dg.AssetCheckResult))
+    )(
+        with_resource(
+            run,
+            resource_key=resource_key,
+            context=dg.AssetCheckExecutionContext,
+            returns=dg.AssetCheckResult,
+            name=name,
+        )
+    )
 
 
 class ReferenceChange(dg.Config):
@@ -231,13 +243,15 @@ def iceberg_refs_job(
     """
     job_name = name or f"{table.replace('.', '_')}_refs"
 
-    def change(context: dg.OpExecutionContext, config: ReferenceChange) -> dg.Output[Any]:
+    def change(
+        context: dg.OpExecutionContext, resource: IcebergResource, config: ReferenceChange
+    ) -> dg.Output[Any]:
         from icewright.actions import references as refs
         from icewright.actions.results import to_jsonable
 
         if config.verb not in _VERBS:
             raise ValidationError(f"verb must be one of {', '.join(_VERBS)}, got {config.verb!r}")
-        catalog = getattr(context.resources, resource_key).get_catalog()
+        catalog = resource.get_catalog()
         c = config
         if c.verb == "publish":
             cherry = c.snapshot_id if c.branch is None and c.wap_id is None else None
@@ -269,18 +283,19 @@ def iceberg_refs_job(
         meta = {k: v for k, v in payload.items() if isinstance(v, int | str | bool)}
         return dg.Output(payload, metadata=meta)
 
-    # the module's annotations are text (PEP 563): Dagster reads them as objects
-    change.__annotations__ = {
-        "context": dg.OpExecutionContext,
-        "config": ReferenceChange,
-        "return": dg.Output,
-    }
     op = dg.op(
         name=job_name,
-        required_resource_keys={resource_key},
         description=f"Change the references of {table} (run config: verb and arguments).",
         tags={"icewright/table": table},
-    )(change)
+    )(
+        with_resource(
+            change,
+            resource_key=resource_key,
+            context=dg.OpExecutionContext,
+            returns=dg.Output,
+            config=ReferenceChange,
+        )
+    )
 
     @dg.job(name=job_name, tags={"icewright/kind": "references"})
     def refs_job() -> None:

@@ -33,6 +33,7 @@ from icewright.errors import ValidationError
 if TYPE_CHECKING:
     from icewright.actions.results import RowChangeResult
     from icewright.commit.table_ops import OrderLike, SpecLike
+    from icewright.dagster.resource import IcebergResource
     from icewright.spec.schema import Schema
 
 __all__ = ["iceberg_delete_asset", "iceberg_merge_asset"]
@@ -79,10 +80,12 @@ def iceberg_merge_asset(
     check_source(source, paths_exist=False)
     partitions = PartitionMapping.for_templates(partitions_def)
 
-    def run_merge(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def run_merge(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import merge
 
-        step = AssetStep(context, resource_key, partitions=partitions)
+        step = AssetStep(context, resource, partitions=partitions)
         values = step.template_values()
         commit_key = step.commit_key()
 
@@ -114,7 +117,9 @@ def iceberg_merge_asset(
         key=asset_key_of(key, table_asset_key(table)),
         fn=run_merge,
         resource_key=resource_key,
-        description=f"The Iceberg table {table}, merged from {source} by {', '.join(keys)}.",
+        default_description=(
+            f"The Iceberg table {table}, merged from {source} by {', '.join(keys)}."
+        ),
         partitions_def=partitions_def,
         table_metadata=definition_metadata(table, None if declared is None else declared.schema),
         **asset_options,
@@ -142,10 +147,12 @@ def iceberg_delete_asset(
     table_key = table_asset_key(table)
     partitions = PartitionMapping.for_templates(partitions_def)
 
-    def run_delete(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
+    def run_delete(
+        context: dg.AssetExecutionContext, resource: IcebergResource
+    ) -> dg.MaterializeResult[Any]:
         from icewright.actions import delete
 
-        step = AssetStep(context, resource_key, partitions=partitions)
+        step = AssetStep(context, resource, partitions=partitions)
         values = step.template_values()
         commit_key = step.commit_key()
 
@@ -169,7 +176,7 @@ def iceberg_delete_asset(
         key=asset_key_of(key, dg.AssetKey([*table_key.path, "delete"])),
         fn=run_delete,
         resource_key=resource_key,
-        description=f"Deletes the rows of the Iceberg table {table} where {where}.",
+        default_description=f"Deletes the rows of the Iceberg table {table} where {where}.",
         partitions_def=partitions_def,
         **options,
     )

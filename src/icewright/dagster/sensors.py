@@ -35,12 +35,13 @@ import dagster as dg
 
 from icewright.commit.summary import COMMIT_KEY
 from icewright.dagster.assets import DEFAULT_RESOURCE_KEY, SOURCE_TAG, table_asset_key
-from icewright.dagster.execution import annotated
+from icewright.dagster.execution import with_resource
 from icewright.errors import NoSuchTable, ValidationError
 
 if TYPE_CHECKING:
     from icewright.actions.watch import SnapshotFilter
     from icewright.catalog import Catalog
+    from icewright.dagster.resource import IcebergResource
     from icewright.spec.snapshots import Snapshot
 
 __all__ = ["iceberg_snapshot_sensor"]
@@ -87,8 +88,7 @@ def iceberg_snapshot_sensor(
     if not isinstance(branch, str) or not branch:
         raise ValidationError(f"branch must be a non-empty ref name, got {branch!r}")
 
-    def evaluate(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        resource = getattr(context.resources, resource_key)
+    def evaluate(context: dg.SensorEvaluationContext, resource: IcebergResource) -> dg.SensorResult:
         catalog = resource.get_catalog()
         cursor = _load_cursor(context.cursor)
         runs: list[dg.RunRequest] = []
@@ -116,16 +116,22 @@ def iceberg_snapshot_sensor(
             skip_reason=None if runs or events else "no new snapshots",
         )
 
-    evaluate.__name__ = name
     return dg.sensor(
         name=name,
         target=target,
         minimum_interval_seconds=minimum_interval_seconds,
-        required_resource_keys={resource_key},
         default_status=default_status,
         description=description
         or f"New snapshots of {', '.join(keys)} start runs and report asset events.",
-    )(annotated(evaluate, dg.SensorEvaluationContext, dg.SensorResult))
+    )(
+        with_resource(
+            evaluate,
+            resource_key=resource_key,
+            context=dg.SensorEvaluationContext,
+            returns=dg.SensorResult,
+            name=name,
+        )
+    )
 
 
 def _load_cursor(text: str | None) -> dict[str, Any]:

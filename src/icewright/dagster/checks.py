@@ -1,7 +1,10 @@
 """Asset checks of an Iceberg table, from one measurement
 (:func:`icewright.actions.table_health`) per check run:
 
-* ``iceberg_freshness``: the newest snapshot is younger than ``max_age_seconds``;
+* ``iceberg_freshness``: the newest snapshot is younger than ``max_age_seconds``
+  (superseded by Dagster's ``FreshnessPolicy`` on the asset, ``freshness_policy=`` of the
+  factories, which Dagster evaluates itself; this check measures the table's own newest
+  snapshot, whoever committed it, and stays for tables no sensor reports);
 * ``iceberg_small_files``: at most ``max_small_file_share`` of the live data files are
   smaller than ``small_file_bytes`` (else: run a rewrite);
 * ``iceberg_delete_files``: at most ``max_delete_file_ratio`` live delete files per live

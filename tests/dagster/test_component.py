@@ -144,6 +144,11 @@ tables:
     mode: replace
     partitions: {type: static, keys: [emea, us]}
     partition_column: region
+  - name: sales.batches
+    schema: "id long not null, batch string"
+    source: "sql:SELECT 1"
+    partitions: {type: dynamic, name: batches}
+    partition_column: batch
 """
     )
     graph = defs.get_repository_def().asset_graph
@@ -168,6 +173,9 @@ tables:
     )
     by_region = graph.get(dg.AssetKey(["sales", "by_region"]))
     assert isinstance(by_region.partitions_def, dg.StaticPartitionsDefinition)
+    batches = graph.get(dg.AssetKey(["sales", "batches"]))
+    assert isinstance(batches.partitions_def, dg.DynamicPartitionsDefinition)
+    assert batches.partitions_def.name == "batches"
 
 
 BAD_BLOCKS = [

@@ -16,7 +16,7 @@ in a ``defs.yaml`` (no Python), the way Dagster's own integrations are configure
           partition_by: "day(ts)"
           source: "parquet:/landing/orders/{partition_key}/"
           mode: append                 # append | replace | table (ensure only)
-          partitions:                  # hourly | daily | weekly | monthly | static | multi
+          partitions:                  # hourly|daily|weekly|monthly, static, dynamic, multi
             type: multi
             dimensions:
               date: {type: daily, start_date: "2026-01-01"}

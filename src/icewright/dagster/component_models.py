@@ -118,14 +118,15 @@ _TIME_KINDS = {
 
 class DimensionModel(dg.Model):
     """One dimension of partitions: ``type`` ``hourly``/``daily``/``weekly``/``monthly``
-    (from ``start_date``, optional ``end_date`` and ``timezone``) or ``static``
-    (``keys``)."""
+    (from ``start_date``, optional ``end_date`` and ``timezone``), ``static`` (``keys``)
+    or ``dynamic`` (``name``: keys added at run time)."""
 
-    type: Literal["hourly", "daily", "weekly", "monthly", "static"]
+    type: Literal["hourly", "daily", "weekly", "monthly", "static", "dynamic"]
     start_date: str | None = None
     end_date: str | None = None
     timezone: str | None = None
     keys: list[str] | None = None
+    name: str | None = None
 
     def definition(self, where: str) -> dg.PartitionsDefinition[str]:
         """The Dagster partitions definition (``where`` names the block in errors)."""
@@ -133,6 +134,10 @@ class DimensionModel(dg.Model):
             if not self.keys:
                 raise ValidationError(f"{where}: static partitions need keys (a list)")
             return dg.StaticPartitionsDefinition(list(self.keys))
+        if self.type == "dynamic":
+            if not self.name:
+                raise ValidationError(f"{where}: dynamic partitions need a name")
+            return dg.DynamicPartitionsDefinition(name=self.name)
         if not self.start_date:
             raise ValidationError(f"{where}: {self.type} partitions need a start_date")
         options = {"end_date": self.end_date, "timezone": self.timezone}
@@ -150,11 +155,12 @@ class PartitionsModel(dg.Model):
     :class:`DimensionModel`), or ``type: multi`` with two named ``dimensions`` (mapped to
     columns by the table's ``partition_columns``)."""
 
-    type: Literal["hourly", "daily", "weekly", "monthly", "static", "multi"]
+    type: Literal["hourly", "daily", "weekly", "monthly", "static", "dynamic", "multi"]
     start_date: str | None = None
     end_date: str | None = None
     timezone: str | None = None
     keys: list[str] | None = None
+    name: str | None = None
     dimensions: dict[str, DimensionModel] | None = None
 
     def definition(self, where: str) -> dg.PartitionsDefinition[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io as _io
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -215,3 +215,80 @@ def _write_one(  # noqa: PLR0917 - a private helper of write_data_files
 def rows_to_arrow(schema: Schema, rows: Sequence[dict[str, Any]]) -> pa.Table:
     """An Arrow table of ``rows`` (dicts by column name) typed by ``schema``."""
     return pa.Table.from_pylist(list(rows), schema=schema_to_arrow(schema))
+
+
+def schema_from_arrow(schema: pa.Schema) -> Schema:
+    """A new Iceberg schema for an Arrow schema: fresh ids from 1, every column optional
+    (as a schema derived from a Spark source). Nanosecond timestamps become microsecond
+    ones (format 2 has no nanoseconds; a value with nanoseconds then fails its cast when
+    written), integers narrower than 32 bits ``int``, unsigned ones the next wider type."""
+    counter = iter(range(1, 1 << 31))
+
+    def next_id() -> int:
+        return next(counter)
+
+    ids = [next_id() for _ in schema]  # top-level columns first, as Java assigns them
+    return Schema(
+        *[
+            NestedField(i, f.name, _from_arrow(f.type, next_id), False)
+            for i, f in zip(ids, schema, strict=True)
+        ]
+    )
+
+
+_FROM_ARROW: dict[pa.DataType, IcebergType] = {
+    pa.bool_(): BooleanType(),
+    pa.int8(): IntegerType(),
+    pa.int16(): IntegerType(),
+    pa.int32(): IntegerType(),
+    pa.uint8(): IntegerType(),
+    pa.uint16(): IntegerType(),
+    pa.int64(): LongType(),
+    pa.uint32(): LongType(),
+    pa.float16(): FloatType(),
+    pa.float32(): FloatType(),
+    pa.float64(): DoubleType(),
+    pa.date32(): DateType(),
+    pa.date64(): DateType(),
+    pa.string(): StringType(),
+    pa.large_string(): StringType(),
+    pa.binary(): BinaryType(),
+    pa.large_binary(): BinaryType(),
+}
+
+
+def _from_arrow(t: pa.DataType, next_id: Callable[[], int]) -> IcebergType:
+    """The Iceberg type of the Arrow type ``t`` (nested ids from ``next_id``)."""
+    if t in _FROM_ARROW:
+        return _FROM_ARROW[t]
+    if pa.types.is_string_view(t):
+        return StringType()
+    if pa.types.is_timestamp(t):
+        return TimestamptzType() if t.tz is not None else TimestampType()
+    if pa.types.is_time(t):
+        return TimeType()
+    if pa.types.is_decimal(t) and t.precision <= DecimalType.MAX_PRECISION:
+        return DecimalType(t.precision, t.scale)
+    if pa.types.is_fixed_size_binary(t):
+        return FixedType(t.byte_width)
+    if pa.types.is_dictionary(t):
+        return _from_arrow(t.value_type, next_id)
+    if pa.types.is_struct(t):
+        ids = [next_id() for _ in range(t.num_fields)]
+        return StructType(
+            *[
+                NestedField(i, t.field(n).name, _from_arrow(t.field(n).type, next_id), False)
+                for n, i in enumerate(ids)
+            ]
+        )
+    if pa.types.is_map(t):
+        key_id, value_id = next_id(), next_id()
+        key = _from_arrow(t.key_type, next_id)
+        return MapType(key_id, key, value_id, _from_arrow(t.item_type, next_id), False)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        element_id = next_id()
+        return ListType(element_id, _from_arrow(t.value_type, next_id), False)
+    raise ValidationError(
+        f"the Arrow type {t} has no Iceberg type: cast the column to one that has (e.g. "
+        "unsigned 64-bit integers to int64, durations to int64)"
+    )

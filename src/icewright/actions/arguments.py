@@ -115,9 +115,12 @@ def check_source(source: object, *, paths_exist: bool = True) -> None:
 
 
 def check_source_argument(source: object) -> None:
-    """:func:`check_source` for a source given as text; a Spark DataFrame is left to the
-    runner (checked by name: pyspark is not imported for this)."""
-    if type(source).__name__ not in ("DataFrame", "TableSource"):
+    """:func:`check_source` for a source given as text; a Spark DataFrame or a
+    ``pyarrow.Table`` (:class:`~icewright.runners.arrow.ArrowRunner` writes it) is left to
+    the runner (checked by name: pyspark is not imported for this)."""
+    from icewright.runners.arrow import is_arrow_table
+
+    if type(source).__name__ not in ("DataFrame", "TableSource") and not is_arrow_table(source):
         check_source(source)
 
 

@@ -1,9 +1,10 @@
 """The row-level conflict matrix: a merge or a delete whose commit races another writer.
 
 The merge (or delete) runs its Spark job on the table as it is; then, before it commits,
-another writer commits (a concurrent append inside or outside the change's key range, a
-compaction of the files it changed, a merge of the same keys, a delete of rows it
-changed); then the first commits. The expected outcome of each case follows Iceberg
+another writer commits (a concurrent append inside or outside the change's key range,
+a replace of a partition it changed or of another one, a compaction of the files it
+changed, a merge of the same keys, a delete of rows it changed); then the first
+commits. The expected outcome of each case follows Iceberg
 Java 1.10's rules for Spark's row-level commits (``SparkPositionDeltaWrite`` for
 merge-on-read, ``SparkCopyOnWriteOperation`` for copy-on-write):
 
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from icewright.actions import LocalRunner, append, create, delete, merge, rewrite
+from icewright.actions import LocalRunner, append, create, delete, merge, replace, rewrite
 from icewright.catalog import SqlCatalog
 from icewright.errors import ValidationError
 from icewright.spark.row_changes import RowChanges, WriteMode
@@ -39,7 +40,7 @@ SCHEMA = Schema(
     NestedField(3, "amount", DoubleType()),
 )
 DDL = "id long, region string, amount double"
-BASE = {1: ("eu", 1.0), 2: ("eu", 2.0), 3: ("us", 3.0), 4: ("us", 4.0)}
+BASE = {1: ("eu", 1.0), 2: ("eu", 2.0), 3: ("us", 3.0), 4: ("us", 4.0), 9: ("ap", 9.0)}
 
 
 class Racing(LocalRunner):
@@ -61,7 +62,7 @@ class Racing(LocalRunner):
 
 
 Model = dict[int, list[tuple[str, float]]]
-MERGED: Model = {1: [("eu", 1.0)], 2: [("eu", 20.0)], 3: [("us", 30.0)], 4: [("us", 4.0)]}
+MERGED: Model = {**{i: [r] for i, r in BASE.items()}, 2: [("eu", 20.0)], 3: [("us", 30.0)]}
 """The rows after the merge alone: ids 2 and 3 updated."""
 
 
@@ -79,6 +80,17 @@ def _model(**changes: list[tuple[str, float]] | None) -> Model:
 def _append(rows: list[tuple[int, str, float]]) -> Callable[[SparkSession, SqlCatalog], None]:
     def run(spark: SparkSession, catalog: SqlCatalog) -> None:
         append("db.t", spark.createDataFrame(rows, DDL), catalog=catalog, runner=LocalRunner(spark))
+
+    return run
+
+
+def _replace(
+    region: str, rows: list[tuple[int, str, float]]
+) -> Callable[[SparkSession, SqlCatalog], None]:
+    def run(spark: SparkSession, catalog: SqlCatalog) -> None:
+        feed = spark.createDataFrame(rows, DDL)
+        where = f"region = '{region}'"
+        replace("db.t", feed, where=where, catalog=catalog, runner=LocalRunner(spark))
 
     return run
 
@@ -122,15 +134,50 @@ RACES: dict[str, Race] = {
         frozenset({"serializable"}),
         {**MERGED, 2: [("eu", 7.0), ("eu", 20.0)]},
     ),
+    # copy-on-write: "found conflicting deleted files"; merge-on-read: the file its
+    # position deletes name is gone (validateDataFilesExist)
+    "replace of a changed partition": Race(
+        _replace("eu", [(1, "eu", 10.0)]), _model(_1=[("eu", 10.0)], _2=None), BOTH
+    ),
+    # the new rows (id 9) are outside the key range, the file removed could not hold it
+    "replace of another partition": Race(
+        _replace("ap", [(9, "ap", 90.0)]),
+        _model(_9=[("ap", 90.0)]),
+        frozenset(),
+        {**MERGED, 9: [("ap", 90.0)]},
+    ),
     "compaction of the changed files": Race(_compact, _model(), BOTH),
     "merge of the same key": Race(_merge_same, _model(_2=[("eu", 99.0)]), BOTH),
     "delete of the changed row": Race(_delete_same, _model(_2=None), BOTH),
 }
 
+DELETED: Model = _model(_2=None)
+"""The rows after the delete (``id = 2``, a row of the eu file) alone."""
+DELETE_RACES: dict[str, Race] = {
+    "append outside its range": Race(
+        _append([(50, "us", 5.0)]),
+        {**_model(), 50: [("us", 5.0)]},
+        frozenset(),
+        {**DELETED, 50: [("us", 5.0)]},
+    ),
+    "replace of its partition": Race(
+        _replace("eu", [(1, "eu", 10.0)]), _model(_1=[("eu", 10.0)], _2=None), BOTH
+    ),
+    "replace of another partition": Race(
+        _replace("ap", [(9, "ap", 90.0)]),
+        _model(_9=[("ap", 90.0)]),
+        frozenset(),
+        {**DELETED, 9: [("ap", 90.0)]},
+    ),
+    "compaction of the changed file": Race(_compact, _model(), BOTH),
+    "merge of the deleted key": Race(_merge_same, _model(_2=[("eu", 99.0)]), BOTH),
+    "delete of the same row": Race(_delete_same, _model(_2=None), BOTH),
+}
+
 
 @pytest.fixture
 def table(spark: SparkSession, catalog: SqlCatalog) -> str:
-    """db.t by region, one file per region."""
+    """db.t by region (eu, us, ap), one file per region."""
     create("db.t", catalog=catalog, schema=SCHEMA, partition_by=[("identity", "region")])
     rows = [(i, r, a) for i, (r, a) in BASE.items()]
     append("db.t", spark.createDataFrame(rows, DDL), catalog=catalog, runner=LocalRunner(spark))
@@ -171,6 +218,32 @@ def test_a_merge_racing_another_writer(
         assert _rows(pyiceberg_catalog) == race.after_both
 
 
+@pytest.mark.parametrize("level", ["serializable", "snapshot"])
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+@pytest.mark.parametrize("name", list(DELETE_RACES))
+def test_a_delete_racing_another_writer(
+    spark: SparkSession,
+    catalog: SqlCatalog,
+    pyiceberg_catalog: Any,
+    table: str,
+    name: str,
+    mode: WriteMode,
+    level: str,
+) -> None:
+    from icewright.commit import UpdateProperties
+
+    race = DELETE_RACES[name]
+    UpdateProperties(catalog.load_table(table)).set("write.delete.isolation-level", level).commit()
+    runner = Racing(spark, lambda: race.other(spark, catalog))
+    if level in race.fails_at:
+        with pytest.raises(ValidationError):
+            delete(table, "id = 2", mode=mode, catalog=catalog, runner=runner)
+        assert _rows(pyiceberg_catalog) == race.after_other  # nothing of the loser
+    else:
+        assert delete(table, "id = 2", mode=mode, catalog=catalog, runner=runner).committed
+        assert _rows(pyiceberg_catalog) == race.after_both
+
+
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
 def test_a_delete_racing_an_append_in_its_range_fails_serializable(
     spark: SparkSession, catalog: SqlCatalog, pyiceberg_catalog: Any, table: str, mode: WriteMode
@@ -178,4 +251,4 @@ def test_a_delete_racing_an_append_in_its_range_fails_serializable(
     runner = Racing(spark, lambda: _append([(5, "eu", 5.0)])(spark, catalog))
     with pytest.raises(ValidationError):
         delete(table, "amount >= 2 AND region = 'eu'", mode=mode, catalog=catalog, runner=runner)
-    assert sorted(_rows(pyiceberg_catalog)) == [1, 2, 3, 4, 5]
+    assert sorted(_rows(pyiceberg_catalog)) == [1, 2, 3, 4, 5, 9]

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         WaitResult,
     )
     from icewright.actions.rewrite import rewrite
+    from icewright.actions.rewrite_deletes import rewrite_position_delete_files
     from icewright.actions.views import publish_view
     from icewright.actions.wait import wait_for_snapshot
     from icewright.actions.watch import (
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     "merge": "merge",
     "delete": "delete",
     "rewrite": "rewrite",
+    "rewrite_position_delete_files": "rewrite_deletes",
     "publish": "references",
     "rollback": "references",
     "set_current": "references",
@@ -170,6 +172,7 @@ __all__ = [
     "replace",
     "rewrite",
     "rewrite_manifests",
+    "rewrite_position_delete_files",
     "rollback",
     "set_current",
     "snapshot_record",

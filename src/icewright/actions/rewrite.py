@@ -39,6 +39,11 @@ from icewright.actions.arguments import (
 )
 from icewright.actions.distributed import use_distributed
 from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
+from icewright.actions.rewrite_deletes import (
+    noop_result,
+    rewrite_position_delete_files,
+    table_delete_use,
+)
 from icewright.commit.in_flight import in_flight
 from icewright.commit.reachability import ancestors_of
 from icewright.commit.summary import CHANGED_PARTITION_COUNT, COMMIT_KEY
@@ -90,6 +95,7 @@ def rewrite(
     runner: Runner | None = None,
     distributed: bool | None = None,
     delete_file_threshold: int | None = None,
+    deletes_only: bool = False,
 ) -> RewriteResult:
     """Compact the data files of ``table`` (see the module docstring); one ``replace``
     snapshot, validated against commits since the snapshot read.
@@ -114,7 +120,26 @@ def rewrite(
     ``delete_file_threshold`` N also rewrites every data file to which at least N delete
     files apply, whatever its size (Iceberg Java's ``delete-file-threshold``; planned in
     this process).
+
+    Delete files that no longer apply to any live data file once the rewritten files are
+    gone (dangling; :mod:`icewright.actions.rewrite_deletes`) are removed in the same
+    commit. ``deletes_only`` compacts the position delete files instead of the data files
+    (:func:`~icewright.actions.rewrite_deletes.rewrite_position_delete_files`;
+    ``target_file_size`` is then the delete files' target, and ``sort``, partial
+    progress, ``distributed`` and ``delete_file_threshold`` do not apply).
     """
+    if deletes_only:
+        _check_deletes_only(sort, partial_progress_max_commits, distributed, delete_file_threshold)
+        return rewrite_position_delete_files(
+            table,
+            catalog=catalog,
+            where=where,
+            target_file_size=target_file_size,
+            min_input_files=min_input_files,
+            branch=branch,
+            commit_key=commit_key,
+            runner=runner,
+        )
     check_rewrite(
         min_input_files,
         target_file_size,
@@ -130,7 +155,7 @@ def rewrite(
     if commit_key is not None and partial_progress_max_commits is None:
         found = find_key(current.metadata, branch, commit_key)
         if found is not None:
-            return _noop(current, branch, timer, found.snapshot_id)
+            return noop_result(current, branch, timer, found.snapshot_id)
     target = target_size(current, target_file_size)
     with timer.phase("plan"):
         groups = plan_groups(
@@ -144,7 +169,7 @@ def rewrite(
             delete_file_threshold=delete_file_threshold,
         )
     if not groups:
-        return _noop(current, branch, timer)
+        return noop_result(current, branch, timer)
     start = current.metadata.branch_head(branch)
     assert start is not None  # groups come from it
     properties = {TARGET_FILE_SIZE: str(target)}
@@ -157,6 +182,9 @@ def rewrite(
         properties["write.distribution-mode"] = "range"
     jobs = runner_or_default(runner)
     batches = _batches(groups, partial_progress_max_commits)
+    with timer.phase("plan"):
+        deletes = table_delete_use(current, branch)
+    gone: set[str] = set()  # data files of the batches so far, and the delete files removed
     commits: list[ActionResult] = []
     failures: list[GroupFailure] = []
     landed = 0
@@ -195,6 +223,8 @@ def rewrite(
             # of a file that is no longer live); the rewritten rows have them applied
             batch_tasks = [t for g in batch for t in g.tasks]
             removed += file_scoped_deletes(batch_tasks, {f.file_path for f in removed})
+            after = gone | {f.file_path for f in removed}
+            removed += [d for d in deletes.dangling(after) if d.file_path not in after]
             key = commit_key
             if commit_key is not None and partial_progress_max_commits is not None:
                 key = f"{commit_key}:{group_digest(batch)}"
@@ -228,6 +258,7 @@ def rewrite(
                     GroupFailure(g.partition, g.spec_id, len(g.tasks), str(e)) for g in batch
                 )
                 continue
+            gone.update(f.file_path for f in removed)
             commits.append(ActionResult.from_commit(result, {}))
             landed += len(batch)
     if commit_key is not None and partial_progress_max_commits is not None:
@@ -237,6 +268,29 @@ def rewrite(
     return _combined(
         current, branch, commits=commits, failures=failures, landed=landed, timer=timer
     )
+
+
+def _check_deletes_only(
+    sort: bool,
+    partial_progress_max_commits: int | None,
+    distributed: bool | None,
+    delete_file_threshold: int | None,
+) -> None:
+    given = [
+        name
+        for name, value in (
+            ("sort", sort),
+            ("partial_progress_max_commits", partial_progress_max_commits),
+            ("distributed", distributed),
+            ("delete_file_threshold", delete_file_threshold),
+        )
+        if value
+    ]
+    if given:
+        raise ValidationError(
+            f"{', '.join(given)} do(es) not apply to a rewrite of delete files only; leave "
+            "them out, or rewrite the data files without deletes_only"
+        )
 
 
 def _earlier_series(
@@ -344,25 +398,6 @@ def target_size(table: Table, target_file_size: int | None = None) -> int:
     return value
 
 
-def _noop(table: Table, branch: str, timer: Timer, snapshot_id: int | None = None) -> RewriteResult:
-    metadata = table.metadata
-    snapshot = (
-        metadata.snapshot_by_id(snapshot_id)
-        if snapshot_id is not None
-        else metadata.branch_head(branch)
-    )
-    return RewriteResult(
-        table=str(table.identifier),
-        metadata_location=table.metadata_location,
-        committed=False,
-        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-        sequence_number=None if snapshot is None else snapshot.sequence_number,
-        operation=None if snapshot is None else str(snapshot.operation),
-        summary=dict(snapshot.summary or {}) if snapshot is not None else {},
-        timings=timer.done(),
-    )
-
-
 def _combined(
     table: Table,
     branch: str,
@@ -373,7 +408,7 @@ def _combined(
     timer: Timer,
 ) -> RewriteResult:
     if not commits:
-        return dataclasses.replace(_noop(table, branch, timer), failed_groups=tuple(failures))
+        return dataclasses.replace(noop_result(table, branch, timer), failed_groups=tuple(failures))
     last = commits[-1]
     return RewriteResult(
         table=last.table,

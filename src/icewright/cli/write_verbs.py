@@ -109,8 +109,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "rewrite",
         parents=[common],
-        help="compact data files",
-        description="Bin-pack small (and oversized) data files into files of the target size.",
+        help="compact data files (or, with --deletes-only, position delete files)",
+        description="Bin-pack small (and oversized) data files into files of the target size, "
+        "applying their deletes; delete files left applying to no live data file (dangling) "
+        "go in the same commit. With --deletes-only, rewrite the position delete files "
+        "instead: per partition, small ones are read and written anew, one file per data file "
+        "they name, without rows naming files no longer live (Iceberg Java's "
+        "rewrite_position_delete_files), and dangling delete files are removed; the data "
+        "files stay as they are.",
     )
     p.add_argument("table", metavar="TABLE")
     p.add_argument(
@@ -120,10 +126,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--target-file-size",
         type=size_bytes,
         metavar="BYTES",
-        help="e.g. 536870912 or 512M (default: write.target-file-size-bytes)",
+        help="e.g. 536870912 or 512M (default: write.target-file-size-bytes; with "
+        "--deletes-only write.delete.target-file-size-bytes, 64M)",
     )
     p.add_argument("--min-input-files", type=positive_int, default=5, metavar="N")
     p.add_argument("--sort", action="store_true", help="range-sort by the table's sort order")
+    p.add_argument(
+        "--deletes-only",
+        action="store_true",
+        help="compact position delete files and remove dangling ones; data files stay",
+    )
     p.add_argument("--commit-key", metavar="K")
     add_target(p, staging=False)
     add_distributed(p)
@@ -250,6 +262,7 @@ def run_rewrite(ctx: Context, args: argparse.Namespace) -> int:
             branch=args.branch,
             runner=ctx.runner,
             distributed=args.distributed,
+            deletes_only=args.deletes_only,
         )
     if not result.committed and result.groups_rewritten == 0:
         first = f"nothing to rewrite in {result.table}"

@@ -55,7 +55,9 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class MaintenancePlan:
     """What maintenance does to a table. ``rewrite_min_input_files`` None skips the
-    rewrite; ``rewrite_manifests`` True rewrites the manifests after it (of at most
+    rewrite; ``rewrite_deletes`` True then compacts the position delete files and
+    removes dangling delete files (:func:`icewright.actions.rewrite_position_delete_files`);
+    ``rewrite_manifests`` True rewrites the manifests after it (of at most
     ``manifest_target_size_bytes``, default the table's
     ``commit.manifest.target-size-bytes``); ``expire_older_than`` / ``expire_retain_last``
     None use the table's ``history.expire.*`` properties; ``remove_orphans`` False skips
@@ -63,6 +65,7 @@ class MaintenancePlan:
 
     rewrite_min_input_files: int | None = 5
     rewrite_target_file_size: int | None = None
+    rewrite_deletes: bool = False
     rewrite_manifests: bool = False
     manifest_target_size_bytes: int | None = None
     expire: bool = True
@@ -137,6 +140,26 @@ def iceberg_maintenance_op(
             meta["rewrite/groups_rewritten"] = result.groups_rewritten
             meta["rewrite/files_removed"] = result.files_removed
             meta["rewrite/files_added"] = result.files_added
+        if plan.rewrite_deletes:
+            run = context.run
+            key = commit_key_for(
+                dg.AssetKey(["maintenance", table, "deletes"]), (), run.root_run_id or run.run_id
+            )
+            deletes = run_step(
+                context,
+                runner,
+                lambda: rewrite(
+                    table, catalog=catalog, commit_key=key, runner=runner, deletes_only=True
+                ),
+            )
+            done["rewrite_deletes"] = to_jsonable(deletes)
+            meta["rewrite_deletes/groups_rewritten"] = deletes.groups_rewritten
+            meta["rewrite_deletes/delete_files_removed"] = _count(
+                deletes.summary, "removed-delete-files"
+            )
+            meta["rewrite_deletes/delete_files_added"] = _count(
+                deletes.summary, "added-delete-files"
+            )
         if plan.rewrite_manifests:
             run = context.run
             key = commit_key_for(
@@ -197,6 +220,7 @@ def iceberg_maintenance_op(
 def _steps(plan: MaintenancePlan) -> str:
     steps = [
         ("compaction", plan.rewrite_min_input_files is not None),
+        ("delete file rewrite", plan.rewrite_deletes),
         ("manifest rewrite", plan.rewrite_manifests),
         ("snapshot expiry", plan.expire),
         ("orphan removal", plan.remove_orphans),
@@ -366,3 +390,10 @@ def iceberg_maintenance_schedule(
         execution_timezone=execution_timezone,
         default_status=default_status,
     )
+
+
+def _count(summary: Mapping[str, str], key: str) -> int:
+    try:
+        return int(summary.get(key, "0"))
+    except ValueError:
+        return 0

@@ -100,12 +100,14 @@ def iceberg_rewrite_asset(
     sort: bool = False,
     partial_progress_max_commits: int | None = None,
     distributed: bool | None = None,
+    deletes_only: bool = False,
     key: dg.AssetKey | str | Sequence[str] | None = None,
     resource_key: str = DEFAULT_RESOURCE_KEY,
     **asset_options: Any,
 ) -> dg.AssetsDefinition:
-    """An asset (``<table key>/rewrite``) that compacts ``table``'s data files
-    (:func:`icewright.actions.rewrite`; arguments as there)."""
+    """An asset (``<table key>/rewrite``) that compacts ``table``'s data files, or with
+    ``deletes_only`` its position delete files (:func:`icewright.actions.rewrite`;
+    arguments as there)."""
     check_rewrite(min_input_files, target_file_size, partial_progress_max_commits, where)
 
     def act(step: AssetStep, commit_key: str | None) -> Any:
@@ -122,6 +124,7 @@ def iceberg_rewrite_asset(
             commit_key=commit_key,
             runner=step.runner,
             distributed=distributed,
+            deletes_only=deletes_only,
         )
 
     return _maintenance_asset(
@@ -131,7 +134,8 @@ def iceberg_rewrite_asset(
         commits_snapshot=True,
         key=key,
         resource_key=resource_key,
-        description=f"compaction of {table}'s small data files.",
+        description=f"compaction of {table}'s small "
+        f"{'position delete' if deletes_only else 'data'} files.",
         asset_options=asset_options,
     )
 

@@ -38,6 +38,9 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
     :param branch: the branch (templated).
     :param distributed: plan the groups in a Spark job (True), in the task (False), or by
         the table's ``icewright.maintenance.distributed.min-data-files`` (None).
+    :param deletes_only: compact the position delete files instead, and remove dangling
+        delete files (:func:`icewright.actions.rewrite_position_delete_files`; one Spark
+        job, one deferral; ``target_file_size`` is then the delete files' target).
 
     Deferrable (``deferrable=True`` with ``spark-submit``): each file group's job runs
     detached while the task defers, one deferral per group; on each resume the action
@@ -60,12 +63,14 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         partial_progress_max_commits: int | None = None,
         branch: str = "main",
         distributed: bool | None = None,
+        deletes_only: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         # The numbers are not templated: refused when the DAG is parsed.
         check_rewrite(min_input_files, target_file_size, partial_progress_max_commits)
         self.table = table
+        self.deletes_only = deletes_only
         self.distributed = distributed
         self.where = where
         self.target_file_size = target_file_size
@@ -79,7 +84,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
         """:func:`icewright.actions.rewrite`."""
         from icewright.actions import rewrite
 
-        if self.deferrable and self.uses_spark_submit:
+        if self.deferrable and self.uses_spark_submit and not self.deletes_only:
             # The first call's plan counts: later calls plan only what has not landed.
             earlier = int((self.resumed or {}).get("groups", 0))
             self._groups = max(earlier, self._planned_groups())
@@ -96,6 +101,7 @@ class IcebergRewriteDataFilesOperator(IcebergBaseOperator):
             commit_key=commit_key,
             runner=self.make_runner(),
             distributed=self.distributed,
+            deletes_only=self.deletes_only,
         )
 
     @property

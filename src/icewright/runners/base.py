@@ -105,6 +105,20 @@ class Runner(Protocol):
         ``job_key`` as for :meth:`write`)."""
         ...
 
+    def rewrite_position_deletes(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> RowChanges:
+        """Write the position delete files of ``tasks`` anew, one per data file, without
+        rows naming other files (:func:`icewright.spark.position_delete_rewrite.
+        rewrite_position_deletes`; ``job_key`` as for :meth:`write`)."""
+        ...
+
     def source_schema(self, source: Source) -> Schema:
         """The Iceberg schema of ``source`` (fresh ids from 1; every column optional)."""
         ...

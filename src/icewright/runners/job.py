@@ -4,7 +4,7 @@
 built by :class:`icewright.runners.submit.SparkSubmitRunner`)::
 
     {"format": "icewright-job", "version": 1,
-     "kind": "write" | "rewrite" | "merge" | "delete-rows" | "source_schema" | "analyze_view",
+     "kind": "write" | "rewrite" | "merge" | "delete-rows" | "rewrite-position-deletes" | ...,
      "metadata": <table metadata JSON>, "io": {"class": ..., "properties": {...}},
      "source": "sql:..." | "<format>:<path>" | "pkg.mod:func",
      "allow-schema-evolution": false, "properties": {...},
@@ -129,7 +129,7 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
                 properties=properties,
             )
         return "ok", js.write_result_to_json(result, js.partition_types(metadata))
-    if kind in ("merge", "delete-rows"):
+    if kind in ("merge", "delete-rows", "rewrite-position-deletes"):
         return "ok", _row_changes(runner, kind, spec)
     if kind in _MAINTENANCE:
         return "ok", _maintenance(spark, kind, spec)
@@ -152,8 +152,8 @@ def run_job(spark: SparkSession, spec: Mapping[str, Any]) -> tuple[str, Any]:
             return "need-table", list(need.name)
         return "ok", {"schema": schema.to_json(), "tables": [list(n) for n in found]}
     raise ValidationError(
-        f"unknown job kind {kind!r}: use write, rewrite, merge, delete-rows, source_schema, "
-        "analyze_view, "
+        f"unknown job kind {kind!r}: use write, rewrite, merge, delete-rows, "
+        "rewrite-position-deletes, source_schema, analyze_view, "
         f"{', '.join(_MAINTENANCE)}"
     )
 
@@ -179,14 +179,18 @@ def _row_changes(runner: LocalRunner, kind: str, spec: Mapping[str, Any]) -> dic
     else:
         types = js.partition_types_from_json(spec.get("partition-types") or {})
         schema = metadata.schema()
-        changes = runner.delete_rows(
-            metadata,
-            io,
-            [js.scan_task_from_json(t, types, schema) for t in spec.get("tasks") or []],
-            condition=js.expression_from_json(spec["condition"], schema),
-            mode=spec["mode"],
-            properties=properties,
-        )
+        tasks = [js.scan_task_from_json(t, types, schema) for t in spec.get("tasks") or []]
+        if kind == "rewrite-position-deletes":
+            changes = runner.rewrite_position_deletes(metadata, io, tasks, properties=properties)
+        else:
+            changes = runner.delete_rows(
+                metadata,
+                io,
+                tasks,
+                condition=js.expression_from_json(spec["condition"], schema),
+                mode=spec["mode"],
+                properties=properties,
+            )
     return row_changes_to_json(changes, js.partition_types(metadata))
 
 

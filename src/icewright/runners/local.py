@@ -220,6 +220,34 @@ class LocalRunner:
         store = self.job_store(metadata, io)
         return run_keyed(store, job_key, mark, run, partition_types(metadata), codec=codec)
 
+    def rewrite_position_deletes(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.rewrite_position_deletes`."""
+        from icewright.spark.job_spec import partition_types
+        from icewright.spark.position_delete_rewrite import rewrite_position_deletes
+
+        def run() -> RowChanges:
+            with self._job_group("rewrite-position-deletes"):
+                return rewrite_position_deletes(
+                    self.spark, metadata, io, tasks, properties=properties
+                )
+
+        if job_key is None:
+            return run()
+        mark = row_change_fingerprint(
+            metadata, "rewrite-position-deletes", None, tasks=tasks, properties=properties
+        )
+        codec = row_change_results(metadata.schema())
+        store = self.job_store(metadata, io)
+        return run_keyed(store, job_key, mark, run, partition_types(metadata), codec=codec)
+
     def unreachable_files(
         self,
         metadata: TableMetadata,

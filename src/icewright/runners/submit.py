@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from icewright.errors import IcewrightError, ValidationError
 from icewright.runners.base import TableResolver
+from icewright.runners.delete_jobs import position_delete_job
 from icewright.runners.detached import (
     kill_group,
     local_log_path,
@@ -52,6 +53,7 @@ from icewright.runners.detached import (
 )
 from icewright.runners.job import JOB_FORMAT
 from icewright.runners.settings import SparkSubmitSettings
+from icewright.runners.source_text import source_text
 from icewright.runners.store import (
     WRITE_RESULTS,
     JobStore,
@@ -90,32 +92,6 @@ _TAIL_LINES = 40
 
 
 # --- the runner -------------------------------------------------------------------------------
-
-
-def _source_text(source: Source) -> tuple[str, list[list[str]]]:
-    from icewright.spark.sources import METADATA_LOCATION_OPTION, TableSource
-    from icewright.spark.write import CallableSource, PathSource, SqlSource
-
-    if isinstance(source, str):
-        return source, []
-    if isinstance(source, SqlSource):
-        tables = [
-            [f"{METADATA_LOCATION_OPTION}:{t}", t.metadata_location]
-            for t in source.tables
-            if t.metadata_location is not None
-        ]
-        return f"sql:{source.query}", tables
-    if isinstance(source, PathSource):
-        return f"{source.format}:{source.path}", [list(o) for o in source.options]
-    if isinstance(source, CallableSource):
-        return source.target, []
-    if isinstance(source, TableSource) and source.metadata_location is not None:
-        return str(source), [[METADATA_LOCATION_OPTION, source.metadata_location]]
-    raise ValidationError(
-        "the spark-submit runner runs the job in another process and needs the source as "
-        "text ('sql:<query>', '<format>:<path>', a path or 'pkg.module:function'), not a "
-        f"{type(source).__name__}; use LocalRunner for a DataFrame"
-    )
 
 
 class SparkSubmitRunner:
@@ -164,7 +140,7 @@ class SparkSubmitRunner:
     ) -> WriteResult:
         """See :meth:`Runner.write <icewright.runners.base.Runner.write>`."""
 
-        text, options = _source_text(source)
+        text, options = source_text(source)
         mark = fingerprint(
             metadata,
             "write",
@@ -217,7 +193,7 @@ class SparkSubmitRunner:
         job_key: str | None = None,
     ) -> RowChanges:
         """See :meth:`Runner.merge <icewright.runners.base.Runner.merge>`."""
-        text, options = _source_text(source)
+        text, options = source_text(source)
         mark = row_change_fingerprint(
             metadata, "merge", branch, source=text, spec=spec, properties=properties
         )
@@ -264,6 +240,21 @@ class SparkSubmitRunner:
             "mode": mode,
             "properties": dict(properties or {}),
         }
+        codec = row_change_results(metadata.schema())
+        return self._table_job(metadata, io, job, job_key, mark, codec=codec)
+
+    def rewrite_position_deletes(
+        self,
+        metadata: TableMetadata,
+        io: FileIO,
+        tasks: Sequence[FileScanTask],
+        *,
+        properties: Mapping[str, str] | None = None,
+        job_key: str | None = None,
+    ) -> RowChanges:
+        """See :meth:`Runner.rewrite_position_deletes
+        <icewright.runners.base.Runner.rewrite_position_deletes>`."""
+        job, mark = position_delete_job(metadata, tasks, properties)
         codec = row_change_results(metadata.schema())
         return self._table_job(metadata, io, job, job_key, mark, codec=codec)
 
@@ -352,7 +343,7 @@ class SparkSubmitRunner:
         """See :meth:`Runner.source_schema <icewright.runners.base.Runner.source_schema>`."""
         from icewright.spec.schema import Schema
 
-        text, options = _source_text(source)
+        text, options = source_text(source)
         doc = self._tableless_job(
             {"kind": "source_schema", "source": text, "source-options": options}
         )

@@ -48,6 +48,7 @@ def test_names_the_agreed_modules_and_classes() -> None:
     assert conn["hook-class-name"] == "icewright.providers.hooks.IcebergHook"
     (uris,) = info["asset-uris"]
     assert uris["schemes"] == ["iceberg"]
+    assert info["extra-links"] == ["icewright.providers.links.SparkApplicationLink"]
 
 
 @pytest.mark.parametrize("dotted_key", ["handler", "factory"])

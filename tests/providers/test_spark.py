@@ -51,3 +51,15 @@ def test_missing_or_wrong_connection(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(key, value)
     with pytest.raises(ValidationError, match="needs a 'spark' connection"):
         runner_for("not_spark")
+
+
+def test_the_history_server_comes_from_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in connection_env(
+        "spark_hist", "spark", host="yarn", extra={"history-url": "http://history:18080"}
+    ).items():
+        monkeypatch.setenv(key, value)
+    runner = runner_for("spark_hist")
+    assert isinstance(runner, SparkSubmitRunner)
+    assert runner.settings.history_url == "http://history:18080"
+    with pytest.raises(ValidationError, match="history_url must be an http"):
+        runner_for(None, master="yarn", history_url="history:18080")

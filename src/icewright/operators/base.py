@@ -97,6 +97,7 @@ from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
 from icewright.providers import DEFAULT_CONN_ID, require_airflow
 from icewright.providers.assets import SCHEME, table_of
+from icewright.providers.links import SparkApplicationLink, application_url
 from icewright.providers.watchers import declaration_problem
 from icewright.runners.source_context import source_context_env
 
@@ -281,6 +282,7 @@ class IcebergBaseOperator(BaseOperator):
 
     template_fields: Sequence[str] = ("commit_key",)
     ui_color = "#cfe8f7"
+    operator_extra_links = (SparkApplicationLink(),)
     commits_snapshot = True
     """Whether the action takes a commit key (snapshot-producing verbs)."""
 
@@ -315,6 +317,7 @@ class IcebergBaseOperator(BaseOperator):
         self.poll_interval = check_seconds(poll_interval, "poll_interval")
         self.deferral_timeout = check_optional_seconds(deferral_timeout, "deferral_timeout")
         self._runner: Runner | None = None
+        self.spark_application_url: str | None = None
         self.resumed: dict[str, Any] | None = None
         """The ``extra`` of the trigger event this try resumed from (None before)."""
         self.defer_extra: dict[str, Any] = {}
@@ -542,6 +545,9 @@ class IcebergBaseOperator(BaseOperator):
         except IcewrightError as e:
             self.log.error("%s", one_line(e))
             raise
+        finally:
+            # for the Spark application link (providers/links.py)
+            self.spark_application_url = application_url(self._runner)
         payload = self.result_payload(result)
         if self.outlets:
             extras = self.unannounced(self.extras_of(payload, key))

@@ -164,6 +164,7 @@ def get_provider_info() -> dict[str, Any]:
                 },
             }
         ],
+        "extra-links": ["icewright.providers.links.SparkApplicationLink"],
         "asset-uris": [
             {
                 "schemes": ["iceberg"],

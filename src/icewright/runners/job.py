@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from icewright.errors import IcewrightError, ValidationError
 from icewright.io.secrets import IO_PROPERTIES_ENV as _IO_PROPERTIES_ENV
+from icewright.runners.application import SparkApplication, announcement
 from icewright.runners.local import LocalRunner
 
 if TYPE_CHECKING:
@@ -331,14 +332,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         spark = session()
-        # The runner learns the application id from this line (Spark's own log, which
-        # also names it, is quiet by default).
-        print(f"icewright job: application {spark.sparkContext.applicationId}", flush=True)
+        # The runner learns the application from this line (Spark's own log, which also
+        # names it, is quiet by default); a stored result keeps it for a later collector.
+        context = spark.sparkContext
+        application = SparkApplication(context.applicationId, context.uiWebUrl)
+        print(announcement(application.id, application.ui), flush=True)
         status, result = run_job(spark, spec)
         if status == "ok":
             doc = js.ok_document(
                 str(spec["kind"]), result, job_key=key, fingerprint=spec.get("fingerprint")
             )
+            doc["application"] = application.to_json()
         else:
             doc = {"format": js.RESULT_FORMAT, "version": 1, "status": status, "name": result}
         code = 0

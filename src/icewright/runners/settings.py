@@ -1,6 +1,7 @@
 """How to run ``spark-submit``: :class:`SparkSubmitSettings`, shaped like Airflow's
 ``spark`` connection (:meth:`SparkSubmitSettings.from_connection`: host is the master,
-extras ``deploy-mode``, ``queue``, ``namespace``, ``spark-binary``, ``spark-home``).
+extras ``deploy-mode``, ``queue``, ``namespace``, ``spark-binary``, ``spark-home``,
+``history-url``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class SparkSubmitSettings:
     so it is not shipped as a zip. ``conf`` entries override icewright's defaults.
     ``detach``: keyed table jobs are started detached and the call raises
     :class:`~icewright.runners.store.JobSubmitted` (see the module docstring).
+    ``history_url``: the Spark history server (``http://history:18080``) the operators'
+    link to an application's page points at; without it the link is the driver's UI.
     """
 
     master: str = LOCAL_SPARK_MASTER
@@ -74,6 +77,7 @@ class SparkSubmitSettings:
     icewright_installed: bool = False
     kill_timeout: float = 20.0
     detach: bool = False
+    history_url: str | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -91,6 +95,13 @@ class SparkSubmitSettings:
             or self.num_executors < 1
         ):
             raise ValidationError(f"num_executors must be a positive integer: {self.num_executors}")
+        if self.history_url is not None and not str(self.history_url).startswith(
+            ("http://", "https://")
+        ):
+            raise ValidationError(
+                f"history_url must be an http(s) URL of a Spark history server, got "
+                f"{self.history_url!r}"
+            )
         set_(self, "conf", _frozen(self.conf, "conf"))
         set_(self, "env", _frozen(self.env, "env"))
         set_(self, "packages", _names(self.packages))
@@ -111,7 +122,8 @@ class SparkSubmitSettings:
         ``spark://<host>``); ``yarn``, ``local[...]`` and ``k8s://...`` pass through. Extras
         (as Airflow reads them): ``deploy-mode``, ``queue``, ``namespace`` (sets
         ``spark.kubernetes.namespace``), ``spark-binary`` (one of :data:`SPARK_BINARIES`),
-        ``spark-home`` (the binary is ``<spark-home>/bin/<spark-binary>``). ``overrides``
+        ``spark-home`` (the binary is ``<spark-home>/bin/<spark-binary>``), ``history-url``
+        (a Spark history server, for the operators' link to the application). ``overrides``
         set any field and win over the connection.
         """
         extra = dict(extra or {})
@@ -122,6 +134,9 @@ class SparkSubmitSettings:
         for key in ("queue", "namespace"):
             if extra.get(key):
                 values[key] = str(extra[key])
+        history = extra.get("history-url", extra.get("history_url"))
+        if history:
+            values["history_url"] = str(history)
         binary = extra.get("spark-binary", extra.get("spark_binary"))
         if binary:
             if binary not in SPARK_BINARIES:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from icewright.errors import IcewrightError
+from icewright.runners.application import SparkApplication
 from icewright.runners.base import Runner
 
 if TYPE_CHECKING:
@@ -272,6 +273,8 @@ class JobStore:
         self.staging = staging.rstrip("/")
         self.prefix = prefix
         self._log = log or logger.info
+        self.application: SparkApplication | None = None
+        """The Spark application of the last result :meth:`load` returned."""
 
     @classmethod
     def for_table(
@@ -387,6 +390,7 @@ class JobStore:
         )
         if self.io.exists(self.pending_path(key)):
             self.clear_pending(key)  # the detached job is collected
+        self.application = SparkApplication.from_json(doc.get("application"))
         return result
 
     def _raise_detached_error(self, key: str, doc: Mapping[str, Any]) -> None:

@@ -31,7 +31,6 @@ import collections
 import contextlib
 import json
 import logging
-import re
 import socket
 import subprocess
 import tempfile
@@ -41,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from icewright.errors import IcewrightError, ValidationError
+from icewright.runners.application import APP_ID, DRIVER_ID, SparkApplication
 from icewright.runners.base import TableResolver
 from icewright.runners.delete_jobs import position_delete_job
 from icewright.runners.detached import (
@@ -86,8 +86,6 @@ __all__ = ["SparkSubmitRunner", "submit_runner"]
 
 R = TypeVar("R")
 
-_DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
-_APP_ID = re.compile(r"\b(app-\d{14}-\d{4,}|application_\d+_\d+|spark-[0-9a-f]{32})\b")
 _TAIL_LINES = 40
 
 
@@ -122,6 +120,8 @@ class SparkSubmitRunner:
         self._cancelled = False
         self.driver_id: str | None = None
         self.application_id: str | None = None
+        self.application: SparkApplication | None = None
+        """The application of the last job (as it reported itself), for links to its UI."""
         self.last_command: tuple[str, ...] = ()
         self.last_detached: dict[str, Any] | None = None
         """The pending document of the last job this runner started detached."""
@@ -415,7 +415,7 @@ class SparkSubmitRunner:
     def job_store(self, metadata: TableMetadata, io: FileIO) -> JobStore:
         """Where keyed results of the table's jobs are kept (keys under :attr:`job_key`)."""
 
-        staging = self.staging or _default_staging(metadata)
+        staging = self.staging or default_staging(metadata.location)
         return JobStore(io, staging, self._log, prefix=self.job_key)
 
     # --- running ------------------------------------------------------------------------
@@ -437,6 +437,7 @@ class SparkSubmitRunner:
         if key is not None:
             found = store.load(key, mark, chosen)
             if found is not None:
+                self.application = store.application
                 return found  # type: ignore[no-any-return]
         if key is not None and self.settings.detach:
             spec = {
@@ -483,6 +484,7 @@ class SparkSubmitRunner:
             # It ended: collect a result it may have written since the first look.
             found = store.load(key, mark, codec)
             if found is not None:
+                self.application = store.application
                 return found
             self._log(
                 f"the detached Spark job of key {key!r} (pid {pending.get('pid')}) ended "
@@ -507,7 +509,7 @@ class SparkSubmitRunner:
             if self._cancelled:
                 raise IcewrightError("the Spark job was cancelled before it started")
             self.last_command = tuple(command)
-            self.driver_id = self.application_id = None
+            self.driver_id = self.application_id = self.application = None
             with open(log_path, "ab") as out:
                 process = subprocess.Popen(
                     command,
@@ -623,7 +625,7 @@ class SparkSubmitRunner:
             if self._cancelled:
                 raise IcewrightError("the Spark job was cancelled before it started")
             self.last_command = tuple(command)
-            self.driver_id = self.application_id = None
+            self.driver_id = self.application_id = self.application = None
             self._process = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
@@ -658,18 +660,16 @@ class SparkSubmitRunner:
     def _note_ids(self, line: str) -> None:
         with self._lock:
             if self.driver_id is None:
-                m = _DRIVER_ID.search(line)
+                m = DRIVER_ID.search(line)
                 if m:
                     self.driver_id = m.group(1)
-            if self.application_id is None:
-                m = _APP_ID.search(line)
+            reported = SparkApplication.reported(line)
+            if reported is not None:
+                self.application, self.application_id = reported, reported.id
+            elif self.application_id is None:
+                m = APP_ID.search(line)
                 if m:
                     self.application_id = m.group(1)
-
-
-def _default_staging(metadata: TableMetadata) -> str:
-
-    return default_staging(metadata.location)
 
 
 def submit_runner(

@@ -12,6 +12,8 @@
 * asset factories, one per verb (:mod:`icewright.dagster.assets`), with exactly-once
   commits across step retries and re-executions (:mod:`icewright.dagster.execution`)
   and partitions mapped onto the table (:mod:`icewright.dagster.partitions`);
+* :class:`IcebergIOManager`: assets that return a DataFrame or Arrow table, committed
+  by icewright, and inputs loaded from their tables (:mod:`icewright.dagster.io_manager`);
 * :func:`iceberg_snapshot_sensor` (:mod:`icewright.dagster.sensors`);
 * :func:`iceberg_table_checks` (:mod:`icewright.dagster.checks`);
 * write-audit-publish: :func:`iceberg_branch_checks` and :func:`iceberg_publish_asset`,
@@ -47,6 +49,7 @@ from icewright.dagster.assets import (
 from icewright.dagster.checks import iceberg_table_checks
 from icewright.dagster.component import IcewrightComponent
 from icewright.dagster.execution import commit_key_for
+from icewright.dagster.io_manager import IcebergIOManager, iceberg_io_asset
 from icewright.dagster.maintenance import (
     MaintenancePlan,
     iceberg_maintain_job,
@@ -72,6 +75,7 @@ from icewright.dagster.sensors import iceberg_snapshot_sensor
 
 __all__ = [
     "DEFAULT_RESOURCE_KEY",
+    "IcebergIOManager",
     "IcebergResource",
     "IcewrightComponent",
     "MaintenancePlan",
@@ -82,6 +86,7 @@ __all__ = [
     "iceberg_branch_checks",
     "iceberg_delete_asset",
     "iceberg_expire_asset",
+    "iceberg_io_asset",
     "iceberg_maintain_job",
     "iceberg_maintenance_job",
     "iceberg_maintenance_op",

@@ -174,6 +174,11 @@ class RestCatalog(Catalog):
         self._locations: dict[tuple[str, ...], tuple[str, str]] = {}
         self._etag_lock = threading.Lock()
 
+    @property
+    def uri(self) -> str:
+        """The catalog's base URI."""
+        return self._uri
+
     def __repr__(self) -> str:
         return f"RestCatalog(name={self.name!r}, uri={self._uri!r})"
 

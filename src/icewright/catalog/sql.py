@@ -205,6 +205,11 @@ class SqlCatalog(MetastoreCatalog):
         _typed_connection_errors("opening the catalog")(ensure_schema)(self._engine)
 
     @property
+    def uri(self) -> str:
+        """The database URL as given (it may hold a password)."""
+        return self._uri
+
+    @property
     def engine(self) -> Engine:
         """The SQLAlchemy engine (for tests and tools)."""
         return self._engine

@@ -95,6 +95,7 @@ from icewright.actions.arguments import (
 from icewright.actions.results import to_jsonable
 from icewright.catalog import Identifier
 from icewright.errors import BAD_INPUT, IcewrightError, ValidationError, one_line
+from icewright.operators.lineage import LineageMixin
 from icewright.providers import DEFAULT_CONN_ID, require_airflow
 from icewright.providers.assets import SCHEME, table_of
 from icewright.providers.links import SparkApplicationLink, application_url
@@ -257,7 +258,7 @@ def _is_iceberg(outlet: object) -> bool:
     return isinstance(outlet, Asset) and outlet.uri.lower().startswith(f"{SCHEME}://")
 
 
-class IcebergBaseOperator(BaseOperator):
+class IcebergBaseOperator(LineageMixin, BaseOperator):
     """Base of the icewright operators (not used on its own).
 
     :param iceberg_conn_id: the ``icewright`` connection (default ``icewright_default``;
@@ -317,6 +318,8 @@ class IcebergBaseOperator(BaseOperator):
         self.poll_interval = check_seconds(poll_interval, "poll_interval")
         self.deferral_timeout = check_optional_seconds(deferral_timeout, "deferral_timeout")
         self._runner: Runner | None = None
+        self.lineage_spark_conf: dict[str, str] = {}
+        """The parent job's identity for this try's Spark jobs (OpenLineage)."""
         self.spark_application_url: str | None = None
         self.resumed: dict[str, Any] | None = None
         """The ``extra`` of the trigger event this try resumed from (None before)."""
@@ -442,7 +445,9 @@ class IcebergBaseOperator(BaseOperator):
                 overrides["py_files"] = [*py_files, *([shipped] if shipped not in py_files else [])]
         elif detach:
             self.log.info("deferrable: Spark runs in-process (no spark-submit), so no deferral")
-        self._runner = runner_for(self.spark_conn_id, log=self.log.info, **overrides)
+        self._runner = runner_for(
+            self.spark_conn_id, log=self.log.info, job_conf=self.lineage_spark_conf, **overrides
+        )
         return self._runner
 
     # --- the work ------------------------------------------------------------------
@@ -454,7 +459,8 @@ class IcebergBaseOperator(BaseOperator):
     def hand_context(self, context: Context) -> None:
         """Put the task values a source function may need into this process's environment
         (:mod:`icewright.runners.source_context`): local Spark reads it here, a
-        ``spark-submit`` job inherits it."""
+        ``spark-submit`` job inherits it; and the OpenLineage parent job's identity for
+        its Spark jobs (:func:`~icewright.providers.lineage.spark_lineage_conf`)."""
         ti = context.get("ti")
         values = {
             "dag_id": getattr(ti, "dag_id", self.dag_id),
@@ -468,6 +474,9 @@ class IcebergBaseOperator(BaseOperator):
             "data_interval_end": context.get("data_interval_end"),
         }
         os.environ.update(source_context_env({k: v for k, v in values.items() if v is not None}))
+        from icewright.providers.lineage import spark_lineage_conf
+
+        self.lineage_spark_conf = spark_lineage_conf(context, self.spark_settings.get("conf"))
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the action; push its result (JSON-able) and the outlet events' extras."""
@@ -549,6 +558,7 @@ class IcebergBaseOperator(BaseOperator):
             # for the Spark application link (providers/links.py)
             self.spark_application_url = application_url(self._runner)
         payload = self.result_payload(result)
+        self.lineage_payload = payload
         if self.outlets:
             extras = self.unannounced(self.extras_of(payload, key))
             if not self.announces(extras):

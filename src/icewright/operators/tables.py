@@ -178,6 +178,15 @@ class IcebergCreateTableOperator(IcebergBaseOperator):
             timings=timings,
         )
 
+    def lineage_change(self, payload: Mapping[str, Any] | None) -> str | None:
+        """``CREATE`` (``OVERWRITE`` with ``or_replace``); none when an existing table is
+        left as it is (``if_not_exists``)."""
+        if payload is not None and not payload.get("committed"):
+            return None
+        if payload is None and self.if_not_exists and self.catalog.table_exists(self.table):
+            return None
+        return "OVERWRITE" if self.or_replace else "CREATE"
+
     def on_job_abandoned(self, context: Context) -> None:
         """Drop the table this task created when its deferred write was lost."""
         from icewright.actions.create import drop_created
@@ -262,6 +271,7 @@ class IcebergReplaceOperator(IcebergBaseOperator):
     """
 
     template_fields: Sequence[str] = ("table", "source", "where", "branch", "wap_id", "commit_key")
+    lineage_lifecycle = "OVERWRITE"
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ from icewright.runners.local import LocalRunner
 from icewright.runners.submit import submit_runner
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from icewright.runners.base import Runner
 
@@ -51,6 +51,7 @@ def runner_for(
     *,
     job_key: str | None = None,
     log: Callable[[str], None] | None = None,
+    job_conf: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> Runner:
     """The runner for an operator: local when neither ``spark_conn_id`` nor ``overrides``
@@ -58,14 +59,19 @@ def runner_for(
     ``spark-submit`` runner configured by the connection, with ``overrides`` on top.
 
     ``job_key`` names the submitted job's result document so a retried task reuses a
-    finished job; ``log`` receives spark-submit's output lines.
+    finished job; ``log`` receives spark-submit's output lines. ``job_conf`` is added to
+    every job's Spark configuration either way (the OpenLineage parent job's identity):
+    ``spark-submit``'s ``conf`` (the given ``conf`` wins), or set on the local session
+    while a job runs.
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if spark_conn_id is None and not overrides:
-        return LocalRunner()
+        return LocalRunner(conf=job_conf)
     host: str | None = None
     port: int | None = None
     extra: dict[str, Any] = {}
     if spark_conn_id is not None:
         host, port, extra = _spark_connection(spark_conn_id)
+    if job_conf:
+        overrides["conf"] = {**job_conf, **dict(overrides.get("conf") or {})}
     return submit_runner(host, port, extra, job_key=job_key, log=log, **overrides)

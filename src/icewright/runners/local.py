@@ -57,12 +57,20 @@ class LocalRunner:
     session, or a new embedded one), obtained when the first job runs. Stored job
     results (``job_key``) go under ``staging`` (default: the table's
     ``.icewright/jobs``). Each job runs in its own Spark job group, which
-    :meth:`cancel` cancels.
+    :meth:`cancel` cancels. ``conf`` is set on the session while each job runs (runtime
+    settings such as OpenLineage's ``spark.openlineage.parent*``), then restored.
     """
 
-    def __init__(self, spark: SparkSession | None = None, *, staging: str | None = None) -> None:
+    def __init__(
+        self,
+        spark: SparkSession | None = None,
+        *,
+        staging: str | None = None,
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
         self._spark = spark
         self._staging = staging
+        self._conf = dict(conf or {})
         self._groups: set[str] = set()
         self._cancelled = False
         self._lock = threading.Lock()
@@ -349,8 +357,11 @@ class LocalRunner:
         with self._lock:
             self._groups.add(group)
         sc.setJobGroup(group, f"icewright {what}", interruptOnCancel=True)
+        from icewright.spark.session import job_conf
+
         try:
-            yield
+            with job_conf(self.spark, self._conf):
+                yield
         except IcewrightError as e:
             if self._cancelled:
                 raise IcewrightError(f"the Spark {what} job was cancelled: {e}") from e

@@ -10,8 +10,12 @@ current schema, spec and sort order (a global range sort with ``sort=True``); th
 files take the data sequence number of the snapshot read (``use_starting_sequence_number``,
 as Java's default), so deletes committed meanwhile still apply to them. Position delete
 files scoped to one rewritten data file (``referenced_data_file``, or equal ``file_path``
-bounds: what Iceberg Java and icewright write) are removed in the same commit; deletes
-that may name other files stay.
+bounds: what Iceberg Java and icewright write) are removed in the same commit, and so is
+every delete file that then applies to no live data file (partition-scoped position
+deletes all of whose files were rewritten, equality deletes of an emptied partition:
+:mod:`icewright.actions.rewrite_deletes`), so that after a full compaction no delete file
+stays live. ``deletes_only`` compacts the position delete files instead
+(:func:`~icewright.actions.rewrite_deletes.rewrite_position_delete_files`).
 """
 
 from __future__ import annotations

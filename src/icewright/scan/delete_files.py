@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from icewright.manifest.data_file import DataFile, FileContent, ManifestContent
 from icewright.manifest.manifest_list import read_manifest_list
 from icewright.manifest.manifest_reader import read_manifest
+from icewright.scan.delete_index import is_deletion_vector
 from icewright.scan.tasks import FileScanTask
 
 if TYPE_CHECKING:
@@ -69,13 +70,12 @@ class DeleteFileUse:
         ]
 
     def position_delete_files(self) -> list[LiveDeleteFile]:
-        """The live position delete files in Parquet or Avro or ORC (not deletion vectors),
-        in path order."""
+        """The live position delete files (not deletion vectors), in path order."""
         return [
             d
-            for path, d in sorted(self.deletes.items())
+            for _, d in sorted(self.deletes.items())
             if d.delete_file.content is FileContent.POSITION_DELETES
-            and d.delete_file.content_offset is None
+            and not is_deletion_vector(d.delete_file)
         ]
 
 

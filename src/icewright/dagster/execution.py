@@ -201,7 +201,23 @@ def materialization_metadata(
     if table is not None:
         meta["dagster/column_schema"] = table_schema(table)
         meta["dagster/uri"] = table.metadata.location
+        meta["icewright/lineage"] = dg.MetadataValue.json(lineage_metadata(table))
     return meta
+
+
+def lineage_metadata(table: Table) -> dict[str, Any]:
+    """The table as OpenLineage names it (the Airflow operators' datasets name it the
+    same way: :func:`icewright.actions.lineage.table_identity`): ``namespace`` and
+    ``name`` from its location, ``symlink`` naming it in its catalog."""
+    from icewright.actions.lineage import table_identity
+
+    identity = table_identity(table.catalog, table.identifier, table.metadata.location)
+    link = identity.symlink
+    return {
+        "namespace": identity.dataset.namespace,
+        "name": identity.dataset.name,
+        "symlink": {"namespace": link.namespace, "name": link.name, "type": "TABLE"},
+    }
 
 
 def data_version(result: ActionResult) -> dg.DataVersion | None:

@@ -135,9 +135,18 @@ def create_asset(
 
 
 def convert_asset_to_openlineage(asset: Asset, lineage_context: Any) -> Any:
-    """The OpenLineage dataset of an iceberg asset: namespace ``iceberg://<conn>``, name
-    ``ns.table``."""
+    """The OpenLineage dataset of an iceberg asset (a task's inlet or outlet that reports
+    no datasets of its own): the table as the operators name it (its location, with the
+    symlink naming it in its catalog: :mod:`icewright.actions.lineage`), read through the
+    asset's connection; when the table cannot be read, namespace ``iceberg://<conn>``
+    and name ``ns.table``."""
     from airflow.providers.common.compat.openlineage.facet import Dataset
 
     conn_id, table = table_of(asset)
-    return Dataset(namespace=f"{SCHEME}://{conn_id}", name=table)
+    try:
+        from icewright.providers.hooks import catalog_for
+        from icewright.providers.lineage import table_dataset
+
+        return table_dataset(catalog_for(conn_id), table)
+    except Exception:  # the table is not there (yet), or its catalog does not answer
+        return Dataset(namespace=f"{SCHEME}://{conn_id}", name=table)

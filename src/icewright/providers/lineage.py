@@ -44,6 +44,7 @@ __all__ = [
     "schema_facet",
     "source_inputs",
     "spark_lineage_conf",
+    "table_dataset",
     "table_facets",
     "table_input",
 ]
@@ -252,6 +253,20 @@ def table_input(
         version=version,
     )
     return input_dataset(identity.dataset, facets, span)
+
+
+def table_dataset(catalog: Catalog, table: str) -> Any:
+    """The plain OpenLineage dataset of ``table`` (its location, the catalog symlink, its
+    schema and storage): what an ``iceberg://`` asset converts to."""
+    from openlineage.client.event_v2 import Dataset
+
+    loaded = catalog.load_table(table)
+    metadata = loaded.metadata
+    identity = table_identity(catalog, loaded.identifier, metadata.location)
+    facets = table_facets(
+        identity, schema=metadata.schema(), file_format=file_format_of(metadata.properties)
+    )
+    return Dataset(namespace=identity.dataset.namespace, name=identity.dataset.name, facets=facets)
 
 
 def source_inputs(source: Any, catalog: Catalog) -> tuple[list[Any], str | None]:

@@ -36,6 +36,10 @@ archive of a Spark driver's classes (``tests.support.class_archive``; made once 
 machine, ``ICEWRIGHT_TEST_CLASS_ARCHIVE=0`` goes without): a session and its first query
 start in 2.8 s instead of 7.5 s.
 
+Workers: ``bash scripts/test`` runs pytest on parallel workers (pytest-xdist, a module
+at a time, see :func:`pytest_collection_modifyitems`); every worker starts the session
+services it uses (a Spark session, a JVM, an Airflow home) once.
+
 Time: a test outside the ``slow`` mark fails when its call takes more than
 ``ICEWRIGHT_TEST_TIME_LIMIT`` seconds (default 20; 0 turns the check off), with its name
 and time: the whole suite is kept to 15 minutes on the 2-core CI machine, and a slow test
@@ -74,6 +78,7 @@ pytest_plugins = [
     "tests.support.rest",
     "tests.support.s3",
     "tests.support.spark",
+    "tests.support.starts",
 ]
 
 settings.register_profile("icewright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -85,6 +90,24 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.collectonly or os.environ.get("ICEWRIGHT_TEST_CLASS_ARCHIVE") == "0":
         return
     os.environ.update(with_class_archive(dict(os.environ)))
+
+
+LONGEST_FIRST = ("test_readme.py",)
+"""Modules that start before every other: the README's main job, run twice (about a fifth
+of a worker's time)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest module first, then the modules with a ``slow`` test, then the rest;
+    each module's tests in their order.
+
+    ``bash scripts/test`` runs the suite on parallel workers, a module at a time
+    (pytest-xdist's ``loadfile``, in collection order): the long Airflow, Dagster, cluster
+    and interoperability modules start first and the many quick ones fill the workers'
+    time at the end, instead of one long module running alone last.
+    """
+    slow_modules = {i.path for i in items if i.get_closest_marker("slow") is not None}
+    items.sort(key=lambda i: (i.path.name not in LONGEST_FIRST, i.path not in slow_modules))
 
 
 TIME_LIMIT = float(os.environ.get("ICEWRIGHT_TEST_TIME_LIMIT", "20"))

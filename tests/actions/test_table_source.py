@@ -155,7 +155,7 @@ def test_a_merge_on_read_delete_is_refused_in_a_changelog(
 
 
 def test_a_sql_query_reads_a_range_named_as_a_quoted_identifier(
-    catalog: SqlCatalog, pyiceberg_catalog: Any, src: list[int]
+    spark: SparkSession, catalog: SqlCatalog, pyiceberg_catalog: Any, src: list[int]
 ) -> None:
     query = (
         "sql:SELECT max(id) AS id, 'new' AS region FROM `iceberg:db.src@{0}..{2}` "
@@ -165,6 +165,8 @@ def test_a_sql_query_reads_a_range_named_as_a_quoted_identifier(
     append("db.dst", query, catalog=catalog)
     rows = pyiceberg_catalog.load_table("db.dst").scan().to_arrow().to_pylist()
     assert sorted((r["region"], r["id"]) for r in rows) == [("all", 6), ("count", 4), ("new", 21)]
+    # the temporary views of the references are gone from the shared session
+    assert not [t.name for t in spark.catalog.listTables() if t.name.startswith("__iw")]
     with pytest.raises(ValidationError, match="is not an ancestor of"):
         append("db.dst", f"sql:SELECT * FROM `iceberg:db.src@{src[2]}..{src[0]}`", catalog=catalog)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -258,6 +259,16 @@ def test_deferrable_append_under_dags_test(airflow_home: AirflowHome, tmp_path: 
     value = pushes[0][0]
     pushed = json.loads(value) if isinstance(value, str) else value
     assert pushed["snapshot_id"] == snapshot.snapshot_id and pushed["records_added"] == 7
+    # The task's link to its Spark application: the page of the application the detached
+    # job ran as (its id read from the job's stored result when the task resumed).
+    (link,) = query_metadata_db(
+        airflow_home,
+        "SELECT value FROM xcom WHERE dag_id = 'icewright_deferrable' AND run_id = :r "
+        "AND task_id = 'append' AND key = '_link_SparkApplicationLink'",
+        r=run_id,
+    )
+    url = json.loads(link[0]) if isinstance(link[0], str) else link[0]
+    assert re.fullmatch(r"http://spark-history\.example:18080/history/local-\d+/", url), url
     events = query_metadata_db(
         airflow_home,
         "SELECT e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id "

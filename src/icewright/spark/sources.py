@@ -200,7 +200,12 @@ def load_source(spark: SparkSession, source: Source) -> DataFrame:
         source = parse_source(source)
     try:
         if isinstance(source, SqlSource):
-            return spark.sql(_with_table_views(spark, source))
+            query, views = _with_table_views(spark, source)
+            try:
+                return spark.sql(query)  # analysed now: the frame no longer needs the views
+            finally:
+                for view in views:
+                    spark.catalog.dropTempView(view)
         if isinstance(source, PathSource):
             return _read_path(spark, source)
         if isinstance(source, CallableSource):
@@ -260,8 +265,9 @@ def table_references(query: str) -> list[TableSource]:
     return list(found.values())
 
 
-def _with_table_views(spark: SparkSession, source: SqlSource) -> str:
-    """The query with each ``iceberg:`` reference replaced by a temporary view of it."""
+def _with_table_views(spark: SparkSession, source: SqlSource) -> tuple[str, list[str]]:
+    """The query with each ``iceberg:`` reference replaced by a temporary view of it, and
+    the views (for the caller to drop once the query is analysed)."""
     import uuid
 
     resolved = {str(t): t for t in source.tables}
@@ -281,7 +287,7 @@ def _with_table_views(spark: SparkSession, source: SqlSource) -> str:
             views[key] = name
         return views[key]
 
-    return _TABLE_REFERENCE.sub(view, source.query)
+    return _TABLE_REFERENCE.sub(view, source.query), list(views.values())
 
 
 def _read_table_source(spark: SparkSession, source: TableSource) -> DataFrame:

@@ -47,7 +47,8 @@ with DAG(
         source="sql:SELECT id, CAST(id * 10 AS STRING) AS name FROM range(7)",
         deferrable=True,
         poll_interval=2,
-        spark_settings=SPARK,
+        # a history server: the task's link to its Spark application points there
+        spark_settings={**SPARK, "history_url": "http://spark-history.example:18080"},
         outlets=[DEFERRED],
     )
     create >> append

@@ -17,6 +17,7 @@ from icewright.operators import (
     IcebergPublishViewOperator,
     IcebergReplaceOperator,
     IcebergRewriteDataFilesOperator,
+    IcebergSnapshotSensor,
     commit_key_for,
 )
 from icewright.operators.base import one_line, to_jsonable
@@ -53,6 +54,22 @@ def test_commit_key_is_stable_and_distinct() -> None:
 )
 def test_template_fields(operator: type, fields: set[str]) -> None:
     assert fields <= set(operator.template_fields)
+
+
+def test_no_operator_or_sensor_templates_its_connection() -> None:
+    """The connection id names the table's ``iceberg://`` asset, which Airflow reads when
+    it parses the DAG: templated nowhere, so every class treats it alike."""
+    import icewright.operators as operators
+    from icewright.operators.base import IcebergBaseOperator
+
+    classes = [
+        c
+        for c in vars(operators).values()
+        if isinstance(c, type) and hasattr(c, "template_fields") and "Iceberg" in c.__name__
+    ]
+    assert IcebergSnapshotSensor in classes and IcebergBaseOperator in classes
+    assert len(classes) > 15
+    assert [c.__name__ for c in classes if "iceberg_conn_id" in c.template_fields] == []
 
 
 def test_template_rendering() -> None:

@@ -85,7 +85,9 @@ class IcebergSnapshotSensor(BaseSensorOperator):
     :param table: the table, ``"namespace.table"`` (templated; keyword-only, as Airflow
         requires of operator arguments).
     :param iceberg_conn_id: the icewright connection (None: the embedded default catalog;
-        the default id with no such connection also gives the embedded default).
+        the default id with no such connection also gives the embedded default). Not
+        templated, as on the operators: it names the table's ``iceberg://`` asset, which
+        Airflow needs when it parses the DAG.
     :param branch: the branch (or ``main``) whose ancestry is watched (templated).
     :param after_snapshot_id: wait for snapshots after this one (templated).
     :param since_previous_run: wait for snapshots after the head this sensor saw when it
@@ -102,7 +104,6 @@ class IcebergSnapshotSensor(BaseSensorOperator):
 
     template_fields: Sequence[str] = (
         "table",
-        "iceberg_conn_id",
         "branch",
         "after_snapshot_id",
         "summary_filters",

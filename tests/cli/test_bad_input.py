@@ -29,6 +29,7 @@ CASES = [
     (["rewrite", "db.t", "--target-file-size", "0"], 2, "--target-file-size"),
     (["rewrite", "db.t", "--target-file-size", "1Q"], 2, "--target-file-size"),
     (["rewrite", "db.t", "--min-input-files", "0"], 2, "--min-input-files"),
+    (["rewrite", "db.t", "--deletes-only", "--sort"], 1, "sort do(es) not apply"),
     (["create", "db.u", "--schema", ""], 1, "the schema is empty"),
     (["create", "", "--schema", "id long"], 1, "name is empty"),
     (["create", "db.u", "--schema", "id long", "--property", "a"], 2, "--property"),

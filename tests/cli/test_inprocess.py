@@ -153,6 +153,9 @@ def test_append_commit_key_and_rewrite(people: Path, capsys: pytest.CaptureFixtu
     code, out, err = _run(capsys, people, "rewrite", "db.people", "--min-input-files", "2")
     assert code == 0, err
     assert out.startswith("nothing to rewrite in db.people")
+    code, out, err = _run(capsys, people, "rewrite", "db.people", "--deletes-only")
+    assert code == 0, err
+    assert out.startswith("nothing to rewrite in db.people")  # no delete file
 
 
 def test_commit_key_survives_expire(people: Path, capsys: pytest.CaptureFixture[str]) -> None:

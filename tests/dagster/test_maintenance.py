@@ -135,3 +135,31 @@ def test_maintenance_ops_in_a_job_of_ones_own(
     assert len(catalog.load_table(TABLE).metadata.snapshots) == 1
     assert "rewrite" not in result.output_for_node("orphans_of_events")
     assert _pyiceberg_ids(lake) == list(range(9))
+
+
+def test_the_maintenance_job_removes_dangling_deletes(
+    lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    """``rewrite_deletes``: a position delete file whose data file is gone is removed,
+    metadata only (no Spark job: nothing to compact)."""
+    from icewright.commit import RowDelta, delete_files
+    from icewright.scan import plan_files
+    from icewright.scan.delete_files import live_delete_files
+    from tests.commit.support import position_delete_file
+
+    table = _appended(lake, 2)
+    victim = plan_files(table)[0].data_file
+    table = RowDelta(table).add_deletes(position_delete_file(table, victim, [0])).commit().table
+    table = delete_files(table, paths=[victim]).table
+    ids = _pyiceberg_ids(lake)
+    plan = MaintenancePlan(
+        rewrite_min_input_files=None, rewrite_deletes=True, expire=False, remove_orphans=False
+    )
+    job = iceberg_maintenance_job([TABLE], plan=plan)
+    result = job.execute_in_process(resources={"iceberg": lake}, instance=instance)
+    assert result.success
+    done = result.output_for_node("maintain_sales_events")
+    assert done["rewrite_deletes"]["committed"] is True
+    after = catalog.load_table(TABLE)
+    assert live_delete_files(after.io, after.metadata.current_snapshot()) == []
+    assert _pyiceberg_ids(lake) == ids

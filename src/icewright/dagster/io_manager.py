@@ -180,7 +180,10 @@ class IcebergIOManager(dg.ConfigurableIOManager):
                 "tables: give the op an asset input"
             )
         kind = input_kind(context.dagster_type.typing_type, context.name)
-        partitions_def = upstream.asset_partitions_def if upstream.has_asset_partitions else None
+        try:  # the upstream asset's, whether or not this run selects its partitions
+            partitions_def: dg.PartitionsDefinition[str] | None = context.asset_partitions_def
+        except dg.DagsterInvariantViolationError:  # not partitioned
+            partitions_def = None
         target = IoTable.of(
             upstream.definition_metadata,
             context.asset_key,

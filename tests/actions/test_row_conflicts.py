@@ -191,6 +191,17 @@ def _rows(pyiceberg_catalog: Any) -> Model:
     return {k: sorted(v) for k, v in rows.items()}
 
 
+def _race(race: Race, level: str, pyiceberg_catalog: Any, change: Callable[[], Any]) -> None:
+    """Run ``change`` (its job races ``race.other``) and check the outcome at ``level``."""
+    if level in race.fails_at:
+        with pytest.raises(ValidationError):
+            change()
+        assert _rows(pyiceberg_catalog) == race.after_other  # nothing of the loser
+    else:
+        assert change().committed
+        assert _rows(pyiceberg_catalog) == race.after_both
+
+
 @pytest.mark.parametrize("level", ["serializable", "snapshot"])
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
 @pytest.mark.parametrize("name", list(RACES))
@@ -209,13 +220,12 @@ def test_a_merge_racing_another_writer(
     UpdateProperties(catalog.load_table(table)).set("write.merge.isolation-level", level).commit()
     runner = Racing(spark, lambda: race.other(spark, catalog))
     feed = spark.createDataFrame([(2, "eu", 20.0), (3, "us", 30.0)], DDL)
-    if level in race.fails_at:
-        with pytest.raises(ValidationError):
-            merge(table, feed, on="id", mode=mode, catalog=catalog, runner=runner)
-        assert _rows(pyiceberg_catalog) == race.after_other  # nothing of the loser
-    else:
-        assert merge(table, feed, on="id", mode=mode, catalog=catalog, runner=runner).committed
-        assert _rows(pyiceberg_catalog) == race.after_both
+    _race(
+        race,
+        level,
+        pyiceberg_catalog,
+        lambda: merge(table, feed, on="id", mode=mode, catalog=catalog, runner=runner),
+    )
 
 
 @pytest.mark.parametrize("level", ["serializable", "snapshot"])
@@ -235,13 +245,12 @@ def test_a_delete_racing_another_writer(
     race = DELETE_RACES[name]
     UpdateProperties(catalog.load_table(table)).set("write.delete.isolation-level", level).commit()
     runner = Racing(spark, lambda: race.other(spark, catalog))
-    if level in race.fails_at:
-        with pytest.raises(ValidationError):
-            delete(table, "id = 2", mode=mode, catalog=catalog, runner=runner)
-        assert _rows(pyiceberg_catalog) == race.after_other  # nothing of the loser
-    else:
-        assert delete(table, "id = 2", mode=mode, catalog=catalog, runner=runner).committed
-        assert _rows(pyiceberg_catalog) == race.after_both
+    _race(
+        race,
+        level,
+        pyiceberg_catalog,
+        lambda: delete(table, "id = 2", mode=mode, catalog=catalog, runner=runner),
+    )
 
 
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])

@@ -46,6 +46,7 @@ from icewright.actions.results import ActionResult, GroupFailure, RewriteResult
 from icewright.actions.rewrite_deletes import (
     noop_result,
     rewrite_position_delete_files,
+    size_property,
     table_delete_use,
 )
 from icewright.commit.in_flight import in_flight
@@ -385,21 +386,7 @@ def _batches(groups: list[FileGroup], max_commits: int | None) -> list[list[File
 def target_size(table: Table, target_file_size: int | None = None) -> int:
     """The compaction's target file size: ``target_file_size`` if given, else the table's
     ``write.target-file-size-bytes`` (512 MiB by default); a bad property is refused."""
-    if target_file_size:
-        return target_file_size
-    text = table.metadata.properties.get(TARGET_FILE_SIZE)
-    if text is None:
-        return DEFAULT_TARGET_FILE_SIZE
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ValidationError(
-            f"table property {TARGET_FILE_SIZE}={text!r} is not a positive integer; fix it "
-            "or pass target_file_size"
-        )
-    return value
+    return size_property(table, TARGET_FILE_SIZE, DEFAULT_TARGET_FILE_SIZE, target_file_size)
 
 
 def _combined(

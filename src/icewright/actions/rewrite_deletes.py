@@ -77,6 +77,7 @@ __all__ = [
     "noop_result",
     "plan_delete_groups",
     "rewrite_position_delete_files",
+    "size_property",
     "table_delete_use",
 ]
 
@@ -224,19 +225,27 @@ def plan_delete_groups(
 def delete_target_size(table: Table, target_file_size: int | None = None) -> int:
     """The delete compaction's target file size: ``target_file_size`` if given, else the
     table's ``write.delete.target-file-size-bytes`` (64 MiB by default)."""
-    if target_file_size:
-        return target_file_size
-    text = table.metadata.properties.get(DELETE_TARGET_FILE_SIZE)
+    return size_property(
+        table, DELETE_TARGET_FILE_SIZE, DEFAULT_DELETE_TARGET_FILE_SIZE, target_file_size
+    )
+
+
+def size_property(table: Table, name: str, default: int, given: int | None = None) -> int:
+    """``given`` if set, else the table's byte size property ``name`` (``default`` when
+    unset); a value that is not a positive integer is refused."""
+    if given:
+        return given
+    text = table.metadata.properties.get(name)
     if text is None:
-        return DEFAULT_DELETE_TARGET_FILE_SIZE
+        return default
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value <= 0:
         raise ValidationError(
-            f"table property {DELETE_TARGET_FILE_SIZE}={text!r} is not a positive integer; "
-            "fix it or pass target_file_size"
+            f"table property {name}={text!r} is not a positive integer; fix it or pass "
+            "target_file_size"
         )
     return value
 

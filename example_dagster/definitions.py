@@ -7,6 +7,11 @@ view, checks, maintenance and a snapshot sensor, on the embedded default catalog
   e.g. a late correction, replaces it again; a backfill of a range is one commit).
 * ``sales/orders_by_day``: orders and revenue per day and region (replaced as a whole).
 * ``sales/revenue_by_region``: an Iceberg view over it.
+* ``sales/region_day`` and ``sales/top_region``: the I/O manager. ``sales/region_day``
+  returns a day's orders per region as a Spark DataFrame, which
+  :class:`~icewright.dagster.IcebergIOManager` commits (replacing that day of
+  ``sales.region_day``); ``sales/top_region`` takes it as an input and gets that day's
+  ``region`` and ``revenue`` columns only, as an Arrow table.
 * ``sales/customer_scores``: a day's change feed of customer scores merged by key
   (merge-on-read; repeated keys deduplicated by their sequence, deletes applied).
 * ``sales/region_totals``: orders and revenue per region, updated incrementally: the
@@ -37,6 +42,8 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
+from pyspark.sql import DataFrame
 
 # The sources module next to this file (``orders_data:orders_by_day`` is imported by the
 # Spark job by name), however Dagster was started (-f, -m, a workspace).
@@ -50,6 +57,7 @@ from orders_data import (
     ORDERS_PARTITIONING,
     ORDERS_SCHEMA,
     ORDERS_SOURCE,
+    REGION_DAY_SCHEMA,
     REVENUE,
     REVENUE_SCHEMA,
     SCORES,
@@ -58,12 +66,15 @@ from orders_data import (
     TOTALS,
     TOTALS_CHANGES,
     TOTALS_SCHEMA,
+    orders_per_region,
 )
 
 from icewright.dagster import (
+    IcebergIOManager,
     IcebergResource,
     iceberg_append_asset,
     iceberg_branch_checks,
+    iceberg_io_asset,
     iceberg_maintenance_job,
     iceberg_maintenance_schedule,
     iceberg_merge_asset,
@@ -74,6 +85,7 @@ from icewright.dagster import (
     iceberg_view_asset,
 )
 
+iceberg = IcebergResource()
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-11-01", timezone="UTC")
 
 orders = iceberg_append_asset(
@@ -107,6 +119,37 @@ revenue_by_region = iceberg_view_asset(
     comment="Revenue per region over all days",
     group_name="sales",
 )
+
+
+@iceberg_io_asset(
+    key_prefix="sales",
+    schema=REGION_DAY_SCHEMA,
+    partitions_def=DAYS,
+    partition_column="day",
+    deps=[orders],
+    group_name="sales",
+)
+def region_day(context: dg.AssetExecutionContext) -> DataFrame:
+    """A day's orders and revenue per region, committed by the I/O manager (a run
+    replaces its day of ``sales.region_day``)."""
+    return orders_per_region(context.partition_key)
+
+
+@dg.asset(
+    key_prefix="sales",
+    partitions_def=DAYS,
+    ins={"region_day": dg.AssetIn(key_prefix="sales", metadata={"columns": ["region", "revenue"]})},
+    group_name="sales",
+)
+def top_region(context, region_day: pa.Table) -> dg.MaterializeResult:
+    """The day's region with the most revenue (its input: that day's rows of
+    ``sales.region_day``, two columns, loaded as Arrow by the I/O manager)."""
+    best = max(region_day.to_pylist(), key=lambda row: row["revenue"])
+    context.log.info(f"{context.partition_key}: {best['region']} ({best['revenue']})")
+    return dg.MaterializeResult(
+        metadata={"region": best["region"], "revenue": float(best["revenue"])}
+    )
+
 
 customer_scores = iceberg_merge_asset(
     SCORES,
@@ -180,6 +223,8 @@ defs = dg.Definitions(
         orders,
         orders_by_day,
         revenue_by_region,
+        region_day,
+        top_region,
         customer_scores,
         region_totals,
         big_orders_staged,
@@ -194,5 +239,5 @@ defs = dg.Definitions(
     jobs=[refresh_revenue, maintenance],
     schedules=[maintenance_schedule],
     sensors=[orders_sensor],
-    resources={"iceberg": IcebergResource()},
+    resources={"iceberg": iceberg, "io_manager": IcebergIOManager(iceberg=iceberg)},
 )

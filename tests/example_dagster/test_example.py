@@ -97,6 +97,10 @@ def test_example_with_the_dagster_command_and_daemon(
     orders = catalog(env).load_table("sales.orders")
     assert orders.metadata.current_snapshot().summary["total-records"] == "20000"
     assert catalog(env).load_view("sales.revenue_by_region").metadata.current_version_id == 1
+    # the I/O manager's asset: the day's Spark DataFrame, one row per region
+    region_day = catalog(env).load_table("sales.region_day").metadata.current_snapshot()
+    assert region_day.summary["total-records"] == "5"
+    assert "top_region" in out
 
     # a single-run backfill of two days: one commit
     before = len(orders.metadata.snapshots)

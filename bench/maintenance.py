@@ -27,6 +27,7 @@ of the default 8 MiB; the live entries must agree in count.
     flock /tmp/icewright-heavy.lock .venv/bin/python bench/maintenance.py
         [--files 100000] [--history 1000] [--orphans 1000]
         [--manifests 2000] [--manifest-files 25] [--distributed] [--cluster]
+        [--case deletes [--delete-rows 2000000] [--deletes 40]]
 
 With ``--distributed`` a third identical table (``db.icd``) is expired and cleaned with
 ``distributed=True`` (the walks as Spark jobs on a local session started before the clock,
@@ -42,6 +43,14 @@ of two executors over one are printed.
 
 The last line reads ``maintenance: icewright/java=<worst ratio of expire and orphans>
 manifests: icewright/java=<ratio of the manifest rewrite>``.
+
+``--case deletes`` runs only the position delete compaction: Iceberg Java's Spark writes
+two identical tables of ``--delete-rows`` rows (default 2,000,000) over 4 partitions,
+then ``--deletes`` merge-on-read ``DELETE``s (default 40) of
+``write.delete.granularity=partition`` (a delete file per partition and commit);
+icewright's ``rewrite --deletes-only`` (local Spark started before the clock) compacts
+one, Java's ``rewrite_position_delete_files`` procedure the other; Java then reads both
+(count and sum of ids must agree). Last line: ``deletes: icewright/java=<ratio>``.
 """
 
 from __future__ import annotations
@@ -282,11 +291,21 @@ def main() -> None:
     parser.add_argument("--manifest-files", type=int, default=25)
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--cluster", action="store_true")
+    parser.add_argument("--case", choices=["all", "deletes"], default="all")
+    parser.add_argument("--delete-rows", type=int, default=2_000_000)
+    parser.add_argument("--deletes", type=int, default=40)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-deletes", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--table", default="ice", help=argparse.SUPPRESS)
     parser.add_argument("--master", help=argparse.SUPPRESS)
     parser.add_argument("--cores", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_deletes:
+        print(json.dumps(deletes_child(args.child_deletes)))
+        return
+    if args.case == "deletes":
+        deletes_case(args.delete_rows, args.deletes)
+        return
     if args.child:
         found = icewright_child(
             args.child, f"db.{args.table}", args.distributed, args.master, args.cores
@@ -374,6 +393,104 @@ def main() -> None:
         f"maintenance: icewright/java={worst:.2f} "
         f"manifests: icewright/java={m['seconds'] / jm['seconds']:.2f}"
     )
+
+
+def deletes_case(rows: int, deletes: int) -> None:
+    """``--case deletes`` (see the module docstring)."""
+    root = Path(tempfile.mkdtemp(prefix="icewright-bench-deletes-"))
+    warehouse = root / "java" / "warehouse"
+    build: list[dict[str, Any]] = [
+        {"op": "procedure", "sql": "CREATE NAMESPACE IF NOT EXISTS hadoop_cat.db"}
+    ]
+    for name in ("dice", "djava"):
+        table = f"hadoop_cat.db.{name}"
+        build.append(
+            {
+                "op": "procedure",
+                "sql": f"CREATE TABLE {table} (id bigint, region string, amount double) "
+                "USING iceberg PARTITIONED BY (region) TBLPROPERTIES ('format-version'='2', "
+                "'write.delete.mode'='merge-on-read', "
+                "'write.delete.granularity'='partition')",
+            }
+        )
+        build.append(
+            {
+                "op": "procedure",
+                "sql": f"INSERT INTO {table} SELECT id, concat('r', id % 4), id * 1.0 "
+                f"FROM range({rows})",
+            }
+        )
+        build += [
+            # an odd modulus: every delete hits all four partitions
+            {"op": "procedure", "sql": f"DELETE FROM {table} WHERE id % {deletes * 25 + 1} = {k}"}
+            for k in range(deletes)
+        ]
+    start = time.perf_counter()
+    run_java(build, str(root / "java"))
+    print(
+        f"built 2 tables ({rows:,} rows, {deletes} deletes each) in "
+        f"{time.perf_counter() - start:.1f}s under {root}"
+    )
+    ours = json.loads(
+        subprocess.run(
+            [sys.executable, __file__, "--child-deletes", str(warehouse)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    check = "SELECT count(*), sum(id) FROM hadoop_cat.db.{}"
+    java = run_java(
+        [
+            {
+                "op": "procedure",
+                "sql": "CALL hadoop_cat.system.rewrite_position_delete_files(table => 'db.djava')",
+            },
+            {"op": "procedure", "sql": check.format("djava")},
+            {"op": "procedure", "sql": check.format("dice")},
+        ],
+        str(root / "java"),
+    )
+    procedure, theirs, mine = java["results"]
+    if theirs["rows"] != mine["rows"]:
+        raise SystemExit(f"the engines disagree on the rows: {theirs['rows']} {mine['rows']}")
+    from icewright.catalog import FileSystemCatalog
+    from icewright.scan.delete_files import live_delete_files
+
+    table = FileSystemCatalog("bench", warehouse=str(warehouse)).load_table("db.djava")
+    java_files = len(live_delete_files(table.io, table.metadata.current_snapshot()))
+    ratio = ours["seconds"] / procedure["seconds"]
+    print(
+        f"rewrite position deletes ({ours['before']} live delete files): icewright "
+        f"{ours['after']} files {ours['seconds']:.2f}s (Python process peak RSS "
+        f"{ours['peak_rss_mb']:.0f} MiB)   java {java_files} files "
+        f"{procedure['seconds']:.2f}s   ratio {ratio:.2f}"
+    )
+    print(f"  rows after (count, sum of ids), read by Java from both: {mine['rows'][0]}")
+    print(f"deletes: icewright/java={ratio:.2f}")
+
+
+def deletes_child(warehouse: Path) -> dict[str, Any]:
+    """icewright's side of ``--case deletes``, in its own process."""
+    from icewright.actions import rewrite
+    from icewright.catalog import FileSystemCatalog
+    from icewright.runners.local import LocalRunner
+    from icewright.scan.delete_files import live_delete_files
+    from icewright.spark.session import local_session
+
+    catalog = FileSystemCatalog("bench", warehouse=str(warehouse))
+    spark = local_session()
+    spark.range(1).count()  # the session starts before the clock, as Java's has
+    table = catalog.load_table("db.dice")
+    before = len(live_delete_files(table.io, table.metadata.current_snapshot()))
+    start = time.perf_counter()
+    rewrite(table, deletes_only=True, runner=LocalRunner(spark))
+    seconds = time.perf_counter() - start
+    table = catalog.load_table("db.dice")
+    after = len(live_delete_files(table.io, table.metadata.current_snapshot()))
+    return {"seconds": seconds, "before": before, "after": after, "peak_rss_mb": peak_rss_mb()}
 
 
 def on_cluster(root: Path, warehouse: Path) -> dict[int, dict[str, Any]]:

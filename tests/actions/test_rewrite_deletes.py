@@ -202,3 +202,22 @@ def test_deletes_only_refuses_data_options(catalog: SqlCatalog, merged_on_read: 
         rewrite("db.t", catalog=catalog, deletes_only=True, sort=True)
     with pytest.raises(ValidationError, match="min_input_files"):
         rewrite("db.t", catalog=catalog, deletes_only=True, min_input_files=0)
+
+
+@pytest.mark.slow
+def test_deletes_only_through_spark_submit(
+    catalog: SqlCatalog, pyiceberg_catalog: Any, merged_on_read: Table
+) -> None:
+    """The job kind ``rewrite-position-deletes`` in a spark-submit process; a retry with
+    the same commit key finds the commit and runs nothing."""
+    from icewright.runners.settings import SparkSubmitSettings
+    from icewright.runners.submit import SparkSubmitRunner
+
+    conf = {"spark.driver.memory": "512m", "spark.sql.shuffle.partitions": "2"}
+    submit = SparkSubmitRunner(SparkSubmitSettings(master="local[1]", conf=conf))
+    before = rows(pyiceberg_catalog, "db.t")
+    result = rewrite("db.t", catalog=catalog, runner=submit, deletes_only=True, commit_key="k")
+    assert result.committed and result.summary["added-position-delete-files"] == "3"
+    assert rows(pyiceberg_catalog, "db.t") == before
+    again = rewrite("db.t", catalog=catalog, runner=submit, deletes_only=True, commit_key="k")
+    assert not again.committed and again.snapshot_id == result.snapshot_id

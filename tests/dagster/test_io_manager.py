@@ -336,6 +336,20 @@ def test_unsupported_annotations_are_refused_at_definition() -> None:
         def odd() -> dict[str, list[int]]:
             return {}
 
+    @iceberg_io_asset(key_prefix="sales")
+    def generated() -> Iterator[dg.Output[pa.Table]]:  # accepted: yields a table
+        yield dg.Output(pa.table({}))
+
+    @iceberg_io_asset(key_prefix="sales")
+    def optional() -> pa.Table | None:  # accepted: a union of tables and None
+        return None
+
+    with pytest.raises(ValidationError, match=r"annotated to return builtins\.NoneType"):
+
+        @iceberg_io_asset(key_prefix="sales")
+        def nothing() -> None:
+            return None
+
     with pytest.raises(ValidationError, match="partition_column"):
 
         @iceberg_io_asset(key_prefix="sales", partitions_def=DAILY)
@@ -380,3 +394,25 @@ def test_op_outputs_are_not_stored(lake: IcebergResource, instance: dg.DagsterIn
     result = reports.execute_in_process(instance=instance)
     assert result.success
     assert result.output_for_node("report") == {"files": 3}
+
+
+def test_a_factory_asset_is_an_input_too(
+    lake_spark: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance
+) -> None:
+    from icewright.dagster import iceberg_append_asset
+
+    # its table is its dagster/table_name (definition metadata), here not its key's
+    written = iceberg_append_asset(
+        "sales.written",
+        "sql:SELECT CAST(id AS BIGINT) AS id, 'w' AS tag FROM range(4)",
+        schema="id long not null, tag string",
+        key=["sales", "by_factory"],
+    )
+    seen: list[Any] = []
+
+    @dg.asset(ins={"by_factory": dg.AssetIn(key=["sales", "by_factory"])})
+    def reads(by_factory: pa.Table) -> None:
+        seen.append(by_factory)
+
+    assert _materialize([written, reads], lake_spark, instance).success
+    assert sorted(seen[0].column("id").to_pylist()) == [0, 1, 2, 3]

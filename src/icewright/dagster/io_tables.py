@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -209,7 +210,8 @@ def input_kind(annotation: object, name: str) -> str:
 
 def _members(annotation: object) -> list[object]:
     """The types a return annotation allows: a union's members (None left out), an
-    ``Output[T]``'s ``T``; None itself is a type the manager cannot commit."""
+    ``Output[T]``'s ``T``, what a generator yields; None itself is a type the manager
+    cannot commit."""
     if annotation in (inspect.Parameter.empty, typing.Any, object):
         return []
     if annotation is None or annotation is type(None):
@@ -220,4 +222,6 @@ def _members(annotation: object) -> list[object]:
         return [m for a in members for m in _members(a)]
     if origin is dg.Output:
         return [m for a in typing.get_args(annotation) for m in _members(a)]
+    if origin in (abc.Iterator, abc.Generator, abc.Iterable):  # a generator of Outputs
+        return _members(typing.get_args(annotation)[0]) if typing.get_args(annotation) else []
     return [annotation if origin is None else origin]  # list[int]: list

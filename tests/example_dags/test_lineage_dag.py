@@ -29,15 +29,14 @@ NAMESPACE = "icewright-test"
 pytestmark = pytest.mark.slow
 
 
-def _lineage_env(events: Path, **more: str) -> dict[str, str]:
+def _lineage_env(events: Path, *, in_thread: bool, **more: str) -> dict[str, str]:
+    """The provider's settings: the file transport; events built in a forked child of the
+    task process (the default) or in a thread (``execute_in_thread``)."""
     transport = {"type": "file", "log_file_path": str(events), "append": True}
     return {
         "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
         "AIRFLOW__OPENLINEAGE__NAMESPACE": NAMESPACE,
-        # Emission in a thread of the task process, the provider's setting for operators
-        # whose lineage reads connections (a forked emitter hangs on the connection lookup
-        # of a START event under `airflow dags test`; docs/operations.md).
-        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "true",
+        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": str(in_thread),
         "AIRFLOW__OPENLINEAGE__EXECUTION_TIMEOUT": "60",
         **more,
     }
@@ -56,7 +55,10 @@ def _by_task(events: list[dict[str, Any]], dag_id: str) -> dict[str, dict[str, A
 def test_nightly_dag_events(airflow_home: AirflowHome, tmp_path: Path) -> None:
     events_file = tmp_path / "events.jsonl"
     home = tmp_path / "iw"
-    env = airflow_home.environment(ICEWRIGHT_HOME=str(home), **_lineage_env(events_file))
+    # The provider's default: each event built in a forked child (the operators read
+    # their catalog when their templates are rendered, so the child needs no connection).
+    lineage = _lineage_env(events_file, in_thread=False)
+    env = airflow_home.environment(ICEWRIGHT_HOME=str(home), **lineage)
     done = dags_test(
         "icewright_nightly_orders", REPO / "example_dags", env=env, logical_date="2026-01-02"
     )
@@ -108,7 +110,9 @@ def test_spark_jobs_get_the_parent_identity(airflow_home: AirflowHome, tmp_path:
     env = airflow_home.environment(
         LINEAGE_RECORD_DIR=str(records),
         **connection_env("icewright_default", "icewright", extra=extra),
-        **_lineage_env(events_file, AIRFLOW__OPENLINEAGE__SPARK_INJECT_PARENT_JOB_INFO="true"),
+        **_lineage_env(
+            events_file, in_thread=True, AIRFLOW__OPENLINEAGE__SPARK_INJECT_PARENT_JOB_INFO="true"
+        ),
     )
     dag_id = "icewright_lineage_parent"
     done = dags_test(dag_id, REPO / "tests/operators/lineage_dags", env=env)

@@ -58,6 +58,19 @@ class LineageMixin:
         @property
         def target(self) -> str | None: ...
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render the templates; with OpenLineage on, also read the catalog now, in the
+        task process: the provider builds the START event in a forked child by default,
+        where reading the connection hangs (docs/operations.md, "Lineage")."""
+        from icewright.providers.lineage import lineage_enabled
+
+        super().render_template_fields(context, jinja_env)  # type: ignore[misc]
+        if lineage_enabled():
+            try:
+                self.catalog  # noqa: B018 (cached by the operator's hook)
+            except Exception as e:  # the task itself reports a bad connection
+                log.debug("OpenLineage: the catalog is read later: %s", e)
+
     def get_openlineage_facets_on_start(self) -> Any:
         """The datasets this task will read and write (no versions yet)."""
         return self.lineage("start")

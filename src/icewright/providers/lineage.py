@@ -39,6 +39,7 @@ __all__ = [
     "RANGE_FACET",
     "file_format_of",
     "input_dataset",
+    "lineage_enabled",
     "operator_lineage",
     "output_dataset",
     "schema_facet",
@@ -54,6 +55,16 @@ log = logging.getLogger(__name__)
 RANGE_FACET = "icewright_snapshotRange"
 """The input facet of an ``iceberg:ns.table@A..B`` source: ``start`` (exclusive) and
 ``end`` (inclusive) snapshot ids of the rows read."""
+
+
+def lineage_enabled() -> bool:
+    """Whether the OpenLineage provider is installed and emits events (a transport is
+    configured and ``[openlineage] disabled`` is not set)."""
+    try:
+        from airflow.providers.openlineage.conf import is_disabled
+    except ImportError:
+        return False
+    return not is_disabled()
 
 
 def spark_lineage_conf(context: Any, conf: Mapping[str, str] | None = None) -> dict[str, str]:

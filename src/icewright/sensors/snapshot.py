@@ -48,6 +48,8 @@ from icewright.providers.hooks import catalog_for
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from icewright.catalog import Catalog
+
 __all__ = ["LAST_LOCATION_KEY", "WATERMARK_XCOM_KEY", "IcebergSnapshotSensor"]
 
 WATERMARK_XCOM_KEY = "icewright_snapshot_watermark"
@@ -151,6 +153,7 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         self.deferrable = deferrable
         self.poll_interval = seconds
         self._watch: SnapshotWatch | None = None
+        self._lineage_catalog: Catalog | None = None
         self.lineage_snapshots: list[dict[str, Any]] | None = None
         """The new snapshots this try found (for OpenLineage)."""
 
@@ -218,6 +221,18 @@ class IcebergSnapshotSensor(BaseSensorOperator):
 
     # --- OpenLineage (the provider's listener calls these) ------------------------------
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render the templates; with OpenLineage on, also read the catalog now (see
+        :class:`icewright.operators.lineage.LineageMixin`)."""
+        from icewright.providers.lineage import lineage_enabled
+
+        super().render_template_fields(context, jinja_env)
+        if lineage_enabled():
+            try:
+                self._lineage_catalog = catalog_for(self.iceberg_conn_id)
+            except Exception as e:  # the sensor itself reports a bad connection
+                self.log.debug("OpenLineage: the catalog is read later: %s", e)
+
     def get_openlineage_facets_on_start(self) -> Any:
         """The table as the input (no version yet)."""
         return self._lineage(None)
@@ -238,7 +253,8 @@ class IcebergSnapshotSensor(BaseSensorOperator):
         if snapshots:
             span = (snapshots[0].get("parent_snapshot_id"), int(snapshots[-1]["snapshot_id"]))
         try:
-            inputs = [table_input(catalog_for(self.iceberg_conn_id), self.table, span=span)]
+            catalog = self._lineage_catalog or catalog_for(self.iceberg_conn_id)
+            inputs = [table_input(catalog, self.table, span=span)]
         except Exception as e:  # lineage never fails a task
             self.log.warning("OpenLineage: %s is left out: %s", self.table, e)
             inputs = []

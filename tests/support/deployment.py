@@ -19,6 +19,7 @@ Usage (one deployment serves a whole test module; it is started once)::
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -26,6 +27,8 @@ import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,8 +52,13 @@ class Deployment:
     """The four Airflow processes on ``home`` (its metadata database, its DAGs folder as
     ``env`` names it), logging to ``<home>/logs/<component>-<n>.log``."""
 
-    def __init__(self, home: AirflowHome, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, home: AirflowHome, env: Mapping[str, str], *, apps: str = "execution"
+    ) -> None:
+        """``apps``: the api-server's apps; ``"all"`` adds the public REST API (every
+        request an admin's: :meth:`api`), for tests that act as a user in the UI would."""
         self.home = home
+        self.apps = apps
         self.port = free_port()
         self.env = {
             **home.env,
@@ -66,6 +74,7 @@ class Deployment:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.5",
             "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
             **env,
         }
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -78,7 +87,7 @@ class Deployment:
 
     def _args(self, component: str) -> list[str]:
         if component == "api-server":
-            return ["api-server", "--apps", "execution", "--host", "127.0.0.1",
+            return ["api-server", "--apps", self.apps, "--host", "127.0.0.1",
                     "--port", str(self.port), "--workers", "1"]  # fmt: skip
         if component == "triggerer":
             return ["triggerer", "--skip-serve-logs"]
@@ -179,6 +188,21 @@ class Deployment:
         done = airflow(*args, env=self.env, timeout=timeout)
         assert done.returncode == 0, explain(done, args)
         return done
+
+    def api(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """A request to the public REST API (``/api/v2/<path>``; needs ``apps="all"``), its
+        JSON answer."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/v2/{path.lstrip('/')}",
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method=method,
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as e:
+            raise AssertionError(f"{method} {path}: {e.code} {e.read()[:2000]!r}") from None
 
     def trigger(self, dag_id: str, run_id: str) -> None:
         """Start a run of ``dag_id`` named ``run_id`` (the scheduler runs it)."""

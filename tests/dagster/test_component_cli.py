@@ -1,7 +1,9 @@
 """A Dagster project of component instances through the real ``dagster definitions
 validate``: two lakes under two resource keys and a component that uses the project's
 own ``iceberg`` resource load as one code location; a bad block fails the load with
-one line that says what to write."""
+one line that says what to write, and so do Python definitions the factories and the
+I/O manager cannot map (an unsupported return type, a partition dimension with no
+column)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BIN = Path(sys.executable).parent
 
@@ -118,4 +122,58 @@ def test_a_table_without_schema_or_source_fails_in_one_line(tmp_path: Path) -> N
     output = done.stdout + done.stderr
     assert done.returncode != 0
     line = "table shared.pages: give a schema (mode table) or a source"
+    assert any(line in text for text in output.splitlines()), output[-3000:]
+
+
+BAD_DEFINITIONS = {
+    "an I/O manager asset returning a dict": (
+        "@iceberg_io_asset(key_prefix='sales')\ndef odd() -> dict:\n    return {{}}\n",
+        "odd",
+        "the asset sales/odd is annotated to return builtins.dict, which IcebergIOManager "
+        "cannot commit",
+    ),
+    "a partition dimension with no column": (
+        "orders = iceberg_append_asset(\n"
+        "    'sales.orders',\n"
+        "    'sql:SELECT 1',\n"
+        "    partitions_def=dg.MultiPartitionsDefinition({{\n"
+        "        'date': dg.DailyPartitionsDefinition(start_date='2026-01-01'),\n"
+        "        'region': dg.StaticPartitionsDefinition(['emea', 'us']),\n"
+        "    }}),\n"
+        "    partition_columns={{'date': 'ts'}},\n"
+        ")\n",
+        "orders",
+        "partition_columns names ['date'] but the dimensions are",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_DEFINITIONS))
+def test_definitions_the_integration_cannot_map_fail_in_one_line(tmp_path: Path, case: str) -> None:
+    body, asset, line = BAD_DEFINITIONS[case]
+    module = tmp_path / "bad_defs.py"
+    module.write_text(
+        "import dagster as dg\n\n"
+        "from icewright.dagster import (\n"
+        "    IcebergIOManager, IcebergResource, iceberg_append_asset, iceberg_io_asset,\n"
+        ")\n\n"
+        + body.format()
+        + f"\nlake = IcebergResource(catalog_uri='sqlite:///{tmp_path}/lake.db')\n"
+        + f"defs = dg.Definitions(assets=[{asset}], resources={{'iceberg': lake, "
+        + "'io_manager': IcebergIOManager(iceberg=lake)})\n"
+    )
+    home = tmp_path / "dagster"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    done = subprocess.run(
+        [str(BIN / "dagster"), "definitions", "validate", "-f", str(module)],
+        cwd=tmp_path,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output[-3000:]
     assert any(line in text for text in output.splitlines()), output[-3000:]

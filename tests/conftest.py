@@ -37,8 +37,8 @@ machine, ``ICEWRIGHT_TEST_CLASS_ARCHIVE=0`` goes without): a session and its fir
 start in 2.8 s instead of 7.5 s.
 
 Workers: ``bash scripts/test`` runs pytest on parallel workers (pytest-xdist, a module
-at a time, see :func:`pytest_collection_modifyitems`); every worker starts the session
-services it uses (a Spark session, a JVM, an Airflow home) once.
+at a time, the longest modules first: ``tests.support.schedule``); every worker starts the
+session services it uses (a Spark session, a JVM, an Airflow home) once.
 
 Time: a test outside the ``slow`` mark fails when its call takes more than
 ``ICEWRIGHT_TEST_TIME_LIMIT`` seconds (default 20; 0 turns the check off), with its name
@@ -77,6 +77,7 @@ pytest_plugins = [
     "tests.support.postgres",
     "tests.support.rest",
     "tests.support.s3",
+    "tests.support.schedule",
     "tests.support.spark",
     "tests.support.starts",
 ]
@@ -90,24 +91,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.collectonly or os.environ.get("ICEWRIGHT_TEST_CLASS_ARCHIVE") == "0":
         return
     os.environ.update(with_class_archive(dict(os.environ)))
-
-
-LONGEST_FIRST = ("test_readme.py",)
-"""Modules that start before every other: the README's main job, run twice (the longest
-module by far)."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest module first, the others in collection order.
-
-    ``bash scripts/test`` runs the suite on parallel workers, a module at a time
-    (pytest-xdist's ``loadfile``, in collection order): the longest module starts first,
-    so that it does not run alone at the end. The rest keep their order, which mixes the
-    Airflow, Dagster and Spark modules (many processes, each busy) with quick in-process
-    ones; putting every slow module first made the run slower (1385 s instead of about
-    1100 s: two such modules at once oversubscribe the two cores).
-    """
-    items.sort(key=lambda i: i.path.name not in LONGEST_FIRST)  # stable: order kept otherwise
 
 
 TIME_LIMIT = float(os.environ.get("ICEWRIGHT_TEST_TIME_LIMIT", "20"))

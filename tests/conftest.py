@@ -36,9 +36,13 @@ archive of a Spark driver's classes (``tests.support.class_archive``; made once 
 machine, ``ICEWRIGHT_TEST_CLASS_ARCHIVE=0`` goes without): a session and its first query
 start in 2.8 s instead of 7.5 s.
 
-Workers: ``bash scripts/test`` runs pytest on parallel workers (pytest-xdist, a module
-at a time, the longest modules first: ``tests.support.schedule``); every worker starts the
-session services it uses (a Spark session, a JVM, an Airflow home) once.
+Workers: ``bash scripts/test`` runs pytest on parallel workers (pytest-xdist's
+``loadfile``: a module at a time, the modules with the most tests first, so the many
+in-process tests run first and the single-test end-to-end modules last); every worker
+starts the session services it uses (a Spark session, a JVM, an Airflow home) once.
+Measured on the 2-core machine: that order, 1558 s of pytest; the longest modules first
+(by a full run's figures; tried, not kept), over 1790 s before a sixth of the tests had
+run, when it was stopped: two end-to-end modules at once oversubscribe the two cores.
 
 Time: a test outside the ``slow`` mark fails when its call takes more than
 ``ICEWRIGHT_TEST_TIME_LIMIT`` seconds (default 20; 0 turns the check off), with its name
@@ -77,7 +81,6 @@ pytest_plugins = [
     "tests.support.postgres",
     "tests.support.rest",
     "tests.support.s3",
-    "tests.support.schedule",
     "tests.support.spark",
     "tests.support.starts",
 ]

@@ -175,12 +175,27 @@ DELETE_RACES: dict[str, Race] = {
 }
 
 
-@pytest.fixture
-def table(spark: SparkSession, catalog: SqlCatalog) -> str:
-    """db.t by region (eu, us, ap), one file per region."""
+@pytest.fixture(scope="module")
+def base_metadata(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The metadata file of db.t by region (eu, us, ap), one file per region, written
+    once for the module by icewright's append."""
+    root = tmp_path_factory.mktemp("base")
+    catalog = SqlCatalog("base", f"sqlite:///{root}/catalog.db", str(root / "wh"))
+    catalog.create_namespace("db")
     create("db.t", catalog=catalog, schema=SCHEMA, partition_by=[("identity", "region")])
     rows = [(i, r, a) for i, (r, a) in BASE.items()]
     append("db.t", spark.createDataFrame(rows, DDL), catalog=catalog, runner=LocalRunner(spark))
+    location = catalog.load_table("db.t").metadata_location
+    catalog.close()
+    return location
+
+
+@pytest.fixture
+def table(catalog: SqlCatalog, base_metadata: str) -> str:
+    """db.t as :func:`base_metadata` left it, registered in this test's catalog. The
+    cases share its files, which no commit changes: every writer writes new data and
+    metadata files, under names of their own."""
+    catalog.register_table("db.t", base_metadata)
     return "db.t"
 
 

@@ -40,9 +40,10 @@ Workers: ``bash scripts/test`` runs pytest on parallel workers (pytest-xdist's
 ``loadfile``: a module at a time, the modules with the most tests first, so the many
 in-process tests run first and the single-test end-to-end modules last); every worker
 starts the session services it uses (a Spark session, a JVM, an Airflow home) once.
-Measured on the 2-core machine: that order, 1558 s of pytest; the longest modules first
-(by a full run's figures; tried, not kept), over 1790 s before a sixth of the tests had
-run, when it was stopped: two end-to-end modules at once oversubscribe the two cores.
+Measured on the 2-core machine: that order, 1558 s of pytest. The longest modules first
+(by a full run's figures) was tried once and not kept: about 1700 s of pytest with a
+sixth of the tests run when it was stopped (two end-to-end modules at once oversubscribe
+the two cores); the machine's speed varied that hour, so that figure is not conclusive.
 
 Time: a test outside the ``slow`` mark fails when its call takes more than
 ``ICEWRIGHT_TEST_TIME_LIMIT`` seconds (default 20; 0 turns the check off), with its name

@@ -304,6 +304,7 @@ def _empty_source(spark: SparkSession) -> DataFrame:
     )
 
 
+@pytest.mark.slow  # 16 s on a quiet 2-core machine: near the 20 s guard when it is busy
 @settings(
     max_examples=4,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -381,6 +381,7 @@ def test_secrets_stay_out_of_run_config_and_events(
     assert logs and not any(secret in str(record) for record in logs)
 
 
+@pytest.mark.slow  # a spark-submit job: 13 s on a quiet 2-core machine
 def test_spark_submit_runs_the_job_outside_the_step(
     tmp_path: Path, catalog: SqlCatalog, instance: dg.DagsterInstance
 ) -> None:

@@ -230,11 +230,10 @@ def _metadata_json_files(table: Table) -> set[str]:
     }
 
 
-@pytest.mark.parametrize(
-    "kind",
-    # moto's S3 server answers one request at a time: the slowest kind by far.
-    [pytest.param(k, marks=pytest.mark.slow) for k in CATALOG_KINDS],  # 4-6 s each quiet, 27 s busy
-)
+# Every kind 4-6 s on a quiet machine (filesystem-s3 more: moto's S3 server answers one
+# request at a time), up to 27 s on a busy one: over the guard for tests outside slow.
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", CATALOG_KINDS)
 def test_conflict_matrix(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path, subtests: pytest.Subtests
 ) -> None:

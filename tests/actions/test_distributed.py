@@ -100,6 +100,7 @@ def _expired_paths(result: Any) -> set[str]:
     }
 
 
+@pytest.mark.slow
 def test_distributed_walks_agree_with_local(catalog: SqlCatalog, spark: Any) -> None:
     runner = LocalRunner(spark)
     table = build(catalog, "db.t")

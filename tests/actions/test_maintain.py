@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from pyspark.sql import SparkSession
 
 from icewright.actions import LocalRunner, maintain
@@ -63,6 +64,7 @@ def neglected(catalog: SqlCatalog) -> tuple[Table, set[int]]:
     return table, ids
 
 
+@pytest.mark.slow
 def test_a_neglected_table_while_another_writer_appends(
     spark: SparkSession, catalog: SqlCatalog
 ) -> None:

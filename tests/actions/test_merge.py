@@ -274,6 +274,7 @@ def test_a_concurrent_append_outside_the_key_range_does_not_fail_a_merge(
     assert (2, "eu", 20.0) in got and (50, "us", 0.0) in got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_a_concurrent_write_of_the_same_keys_fails_a_serializable_merge(
     spark: SparkSession, catalog: SqlCatalog, pyiceberg_catalog: Any, table: str, mode: WriteMode

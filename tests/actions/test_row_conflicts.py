@@ -217,6 +217,7 @@ def _race(race: Race, level: str, pyiceberg_catalog: Any, change: Callable[[], A
         assert _rows(pyiceberg_catalog) == race.after_both
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["serializable", "snapshot"])
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
 @pytest.mark.parametrize("name", list(RACES))

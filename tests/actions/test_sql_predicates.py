@@ -181,6 +181,7 @@ def test_read_where_and_sql_filter_on_the_report(spark: SparkSession, catalog: S
         assert got_ids == want, predicate
 
 
+@pytest.mark.slow
 def test_rewrite_where_takes_every_file_holding_a_matching_row(
     spark: SparkSession, catalog: SqlCatalog
 ) -> None:

@@ -261,6 +261,7 @@ def test_sort_order_errors(make_table: Callable[..., Table]) -> None:
         ReplaceSortOrder(stale).desc("id").commit()
 
 
+@pytest.mark.slow
 @pytest.mark.interop
 def test_iceberg_java_reads_the_evolved_table(
     make_table: Callable[..., Table],

@@ -90,6 +90,7 @@ def _wait_for(paths: list[Path], procs: list[subprocess.Popen[bytes]]) -> list[d
     return [json.loads(p.read_text()) for p in paths]
 
 
+@pytest.mark.slow
 def test_writers_killed_mid_write_leave_nothing_and_a_live_writer_commits(
     make_table: Callable[..., Table], tmp_path: Path
 ) -> None:

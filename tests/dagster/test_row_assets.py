@@ -54,6 +54,7 @@ def _names(catalog: SqlCatalog) -> dict[int, str]:
     return {r["id"]: r["name"] for r in rows}
 
 
+@pytest.mark.slow
 def test_a_partition_run_merges_its_days_feed_once(
     lake: IcebergResource, catalog: SqlCatalog, instance: dg.DagsterInstance, customers: str
 ) -> None:

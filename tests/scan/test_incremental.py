@@ -131,6 +131,7 @@ def history(catalog: SqlCatalog) -> Callable[[str], History]:
     return lambda name: History(catalog, name)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,

@@ -141,7 +141,7 @@ def _merge_rows(
         try:
             if spec.has_matched_clause and not keys.unique:
                 _check_cardinality(matched)
-            counts = {r[_ACTION]: r["count"] for r in matched.groupBy(_ACTION).count().collect()}
+            counts, touched = _tally(matched)
             inserted = inserts.count()
             new_rows = inserts.select(*_inserted_row(schema, prepared.columns))
             if spec.when_matched == "update":
@@ -158,6 +158,7 @@ def _merge_rows(
                 new_rows=new_rows,
                 changed=changed,
                 changed_count=counts.get("U", 0) + counts.get("D", 0),
+                touched=touched,
                 mode=spec.mode,
                 properties=props,
             )
@@ -387,6 +388,18 @@ def _unmatched(
     return anti.filter(~_deletes(spec))
 
 
+def _tally(matched: DataFrame) -> tuple[dict[str, int], list[str]]:
+    """One pass over the matched rows: how many do each action, and the files of the
+    rows that change (updated or deleted), sorted."""
+    counts: dict[str, int] = {}
+    touched: set[str] = set()
+    for row in matched.groupBy(_ACTION, FILE_COLUMN).count().collect():
+        counts[row[_ACTION]] = counts.get(row[_ACTION], 0) + row["count"]
+        if row[_ACTION] in ("U", "D"):
+            touched.add(row[FILE_COLUMN])
+    return counts, sorted(touched)
+
+
 def _check_cardinality(matched: DataFrame) -> None:
     twice = matched.groupBy(FILE_COLUMN, POS_COLUMN).count().filter("count > 1").limit(1).collect()
     if twice:
@@ -479,7 +492,8 @@ def _delete_rows(
     changed = rows.filter(_filter_column(condition, column)).select(FILE_COLUMN, POS_COLUMN)
     changed = changed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        deleted = changed.count()
+        per_file = changed.groupBy(FILE_COLUMN).count().collect()
+        deleted = sum(r["count"] for r in per_file)
         empty = spark.createDataFrame([], T.StructType([to_spark_field(f) for f in schema.fields]))
         result = _write_changes(
             spark,
@@ -489,6 +503,7 @@ def _delete_rows(
             new_rows=empty,
             changed=changed,
             changed_count=deleted,
+            touched=sorted(r[FILE_COLUMN] for r in per_file),
             mode=mode,
             properties=props,
         )
@@ -541,16 +556,15 @@ def _write_changes(
     new_rows: DataFrame,
     changed: DataFrame,
     changed_count: int,
+    touched: Sequence[str],
     mode: WriteMode,
     properties: Mapping[str, str],
 ) -> _Written:
     """Write the new rows, and the removal of the ``changed`` target rows (``FILE_COLUMN``,
-    ``POS_COLUMN``; ``changed_count`` of them): position deletes, or the rewrite of the
-    files they are in (read again, only those)."""
+    ``POS_COLUMN``; ``changed_count`` of them, in the ``touched`` files, sorted):
+    position deletes, or the rewrite of the files they are in (read again, only those)."""
     schema = metadata.schema()
     by_file = {normalize_path(t.file_path): t.data_file for t in tasks}
-    touched_rows = changed.select(FILE_COLUMN).distinct().collect() if by_file else []
-    touched = sorted(r[FILE_COLUMN] for r in touched_rows)
     unknown = [p for p in touched if p not in by_file]
     if unknown:  # a row's file is one the plan read, whatever its spelling
         raise ValidationError(f"internal error: rows of unplanned data file {unknown[0]}")

@@ -54,6 +54,9 @@ is multiplied by the machine's measured slowdown at that moment (``tests.support
 and a test whose call takes over a third of the limit on a quiet machine is marked slow.
 Only the call is timed: a session fixture's start (Spark, a JVM, an Airflow home) is paid
 once by whichever test asks first.
+The end of a run prints where its time went: seconds and tests by folder, the most
+expensive modules and the machine's slowdown (``tests.support.timings``), and the
+processes the tests started (``tests.support.starts``).
 
 Hypothesis: no per-example deadline and no "too slow" health check, because the
 suite runs on a shared 2-core machine where a slow example says nothing about
@@ -88,6 +91,7 @@ pytest_plugins = [
     "tests.support.s3",
     "tests.support.spark",
     "tests.support.starts",
+    "tests.support.timings",
 ]
 
 settings.register_profile("icewright", deadline=None, suppress_health_check=[HealthCheck.too_slow])

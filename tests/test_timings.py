@@ -1,0 +1,56 @@
+"""The run's time report (``tests/support/timings.py``): every test's time, workers'
+included, added up by folder and by module at the end of the run."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+SLEEPS = """
+import time
+
+
+def test_one():
+    time.sleep({seconds})
+
+
+def test_two():
+    time.sleep({seconds})
+"""
+
+
+def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    for name, seconds in (("fast", 0.05), ("slow", 0.4)):
+        (tests / name).mkdir(parents=True)
+        (tests / name / f"test_{name}.py").write_text(SLEEPS.format(seconds=seconds))
+    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    plugins = ["-p", "tests.support.timings", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *plugins, "-n", "2", "--dist", "loadfile", "-q", "tests"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    rows = re.findall(r"^\s*([\d.]+) s\s+(\d+) tests  (tests/\w+|in all)$", out, re.M)
+    folders = {name: float(seconds) for seconds, _, name in rows}
+    assert {name: int(count) for _, count, name in rows} == {
+        "tests/slow": 2,
+        "tests/fast": 2,
+        "in all": 4,
+    }, out
+    assert 0.8 <= folders["tests/slow"] < 0.8 + 1.0, out  # two 0.4 s tests, both workers' own
+    assert folders["tests/fast"] < folders["tests/slow"], out
+    assert abs(folders["in all"] - folders["tests/slow"] - folders["tests/fast"]) < 0.2, out
+    assert re.search(r"^\s*[\d.]+ s\s+2 tests  tests/slow/test_slow\.py$", out, re.M), out
+    assert re.search(r"machine slowdown at the end of the run: x\d+\.\d\d", out), out

@@ -15,6 +15,7 @@ plugins, so a test asks for a fixture by name and never imports one:
   ``tests.support.spark``;
 * ``spark_cluster`` (a standalone master and worker on 127.0.0.1): ``tests.support.cluster``;
 * ``airflow_home`` (a migrated Airflow home): ``tests.support.airflow``;
+* ``chromium`` (a headless browser's binary): ``tests.support.chromium``;
 * ``iceberg_java`` and ``duckdb_iceberg`` (the peers): ``tests.support.java``,
   ``tests.support.duckdb``;
 * ``embedded_home`` / ``embedded_catalog`` (the default catalog of a temporary
@@ -82,6 +83,7 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSeri
 pytest_plugins = [
     "tests.support.airflow",
     "tests.support.catalogs",
+    "tests.support.chromium",
     "tests.support.cluster",
     "tests.support.java",
     "tests.support.duckdb",

@@ -18,7 +18,7 @@ from tests.support.chromium import open_page
 
 
 def test_report_renders_its_plots_without_console_errors(
-    catalog: SqlCatalog, tmp_path: Path
+    catalog: SqlCatalog, chromium: str, tmp_path: Path
 ) -> None:
     table = _appends(_table(catalog), 12, days=4)
     files = [one_file(table, rows(5, day=d, start=100 + d * 10)) for d in (1, 2)]
@@ -35,7 +35,7 @@ def test_report_renders_its_plots_without_console_errors(
     assert "<script" not in text and "src=" not in text and "<link" not in text
     assert set(re.findall(r"https?://[^\"' )]+", text)) == {"http://www.w3.org/2000/svg"}
 
-    opened = open_page(page)
+    opened = open_page(page, chromium)
     assert opened.console == []
     dom = opened.dom
     for plot in PLOT_IDS:
@@ -49,7 +49,7 @@ def test_report_renders_its_plots_without_console_errors(
     assert plan.figures["delete_files"] == 2 and plan.figures["partitions"] == 4
 
 
-def test_the_check_sees_console_errors(tmp_path: Path) -> None:
+def test_the_check_sees_console_errors(chromium: str, tmp_path: Path) -> None:
     page = tmp_path / "bad.html"
     page.write_text("<!DOCTYPE html><html><body><script>nosuch();</script></body></html>")
-    assert any("nosuch is not defined" in line for line in open_page(page).console)
+    assert any("nosuch is not defined" in line for line in open_page(page, chromium).console)

@@ -1,9 +1,11 @@
 """Headless Chromium for tests that open a page as a person would.
 
 :func:`chromium_binary` finds ``chromium`` (Debian's package), installing it with
-apt-get when it is missing (as :mod:`tests.support.postgres` does for PostgreSQL);
-:func:`open_page` loads a local file with the network shut off (every host name
-resolves to nothing) and returns the DOM after load and the page's console messages.
+apt-get when it is missing (as :mod:`tests.support.postgres` does for PostgreSQL); the
+session fixture ``chromium`` gives its path, so a fresh machine's install is paid once, in
+the first asking test's setup; :func:`open_page` loads a local file in it with the network
+shut off (every host name resolves to nothing) and returns the DOM after load and the
+page's console messages.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Page", "chromium_binary", "open_page"]
+import pytest
+
+__all__ = ["Page", "chromium", "chromium_binary", "open_page"]
 
 _NAMES = ("chromium", "chromium-browser", "google-chrome")
 _CONSOLE = re.compile(r":CONSOLE[:(]\d+\)?\] (.*)$")
@@ -39,6 +43,12 @@ def chromium_binary() -> str:
     return found
 
 
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The path of a Chromium binary (installed on first use when missing)."""
+    return chromium_binary()
+
+
 @dataclass(frozen=True)
 class Page:
     """What the browser made of a page: its DOM after load, and its console lines."""
@@ -47,12 +57,12 @@ class Page:
     console: list[str]
 
 
-def open_page(path: Path, *, timeout: float = 120) -> Page:
-    """Load ``path`` in headless Chromium without network access."""
+def open_page(path: Path, browser: str, *, timeout: float = 120) -> Page:
+    """Load ``path`` in headless Chromium (the ``browser`` binary) without network access."""
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run(
             [
-                chromium_binary(),
+                browser,
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",

@@ -251,16 +251,7 @@ def _create(
 
 def _result(table: Table, *, committed: bool, timer: Timer) -> ActionResult:
     snapshot = table.metadata.current_snapshot()
-    return ActionResult(
-        table=str(table.identifier),
-        metadata_location=table.metadata_location,
-        committed=committed,
-        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-        sequence_number=None if snapshot is None else snapshot.sequence_number,
-        operation=None if snapshot is None else str(snapshot.operation),
-        summary=dict(snapshot.summary or {}) if snapshot is not None else {},
-        timings=timer.done(),
-    )
+    return ActionResult.describing(table, snapshot, committed=committed, timings=timer.done())
 
 
 def _write_staged(

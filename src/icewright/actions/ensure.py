@@ -162,15 +162,10 @@ def _evolve_spec(
 
 
 def _result(table: Table, timer: Timer, *, created: bool, changes: tuple[str, ...]) -> EnsureResult:
-    snapshot = table.metadata.current_snapshot()
-    return EnsureResult(
-        table=str(table.identifier),
-        metadata_location=table.metadata_location,
+    return EnsureResult.describing(
+        table,
+        table.metadata.current_snapshot(),
         committed=created or bool(changes),
-        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-        sequence_number=None if snapshot is None else snapshot.sequence_number,
-        operation=None if snapshot is None else str(snapshot.operation),
-        summary=dict(snapshot.summary or {}) if snapshot is not None else {},
         timings=timer.done(),
         created=created,
         changes=changes,

@@ -17,7 +17,7 @@ import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from icewright.commit.summary import (
     ADDED_DATA_FILES,
@@ -27,6 +27,7 @@ from icewright.commit.summary import (
 )
 
 if TYPE_CHECKING:
+    from icewright.catalog.base import Table
     from icewright.commit.update import CommitResult
     from icewright.spec.schema import Schema
     from icewright.spec.snapshots import Snapshot
@@ -75,6 +76,31 @@ class ActionResult:
     records_added: int = 0
     records_removed: int = 0
     timings: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def describing(
+        cls,
+        table: Table,
+        snapshot: Snapshot | None,
+        *,
+        committed: bool,
+        timings: Mapping[str, float],
+        **more: Any,
+    ) -> Self:
+        """A result naming ``snapshot`` of ``table`` (None: no snapshot) without counting its
+        files and records as this action's: the table's state when the action added no
+        snapshot of its own (``more``: a subclass's own fields)."""
+        return cls(
+            table=str(table.identifier),
+            metadata_location=table.metadata_location,
+            committed=committed,
+            snapshot_id=None if snapshot is None else snapshot.snapshot_id,
+            sequence_number=None if snapshot is None else snapshot.sequence_number,
+            operation=None if snapshot is None else str(snapshot.operation),
+            summary={} if snapshot is None else dict(snapshot.summary or {}),
+            timings=dict(timings),
+            **more,
+        )
 
     @classmethod
     def from_commit(cls, result: CommitResult, timings: Mapping[str, float]) -> ActionResult:

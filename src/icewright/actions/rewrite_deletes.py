@@ -287,13 +287,4 @@ def noop_result(
         if snapshot_id is not None
         else metadata.branch_head(branch)
     )
-    return RewriteResult(
-        table=str(table.identifier),
-        metadata_location=table.metadata_location,
-        committed=False,
-        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-        sequence_number=None if snapshot is None else snapshot.sequence_number,
-        operation=None if snapshot is None else str(snapshot.operation),
-        summary=dict(snapshot.summary or {}) if snapshot is not None else {},
-        timings=timer.done(),
-    )
+    return RewriteResult.describing(table, snapshot, committed=False, timings=timer.done())

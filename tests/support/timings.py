@@ -28,7 +28,10 @@ TESTS: collections.Counter[str] = collections.Counter()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Add a phase's duration to its module (on the controller, every worker's too)."""
+    """Add a phase's duration to its module (on the controller, every worker's too); a
+    subtest's report is left out: its time is inside its test's call."""
+    if isinstance(report, pytest.SubtestReport):
+        return
     module = report.nodeid.split("::", 1)[0]
     SECONDS[module] += report.duration
     if report.when == "call" or (report.when == "setup" and not report.passed):

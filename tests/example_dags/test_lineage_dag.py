@@ -59,8 +59,13 @@ def test_nightly_dag_events(airflow_home: AirflowHome, tmp_path: Path) -> None:
     # their catalog when their templates are rendered, so the child needs no connection).
     lineage = _lineage_env(events_file, in_thread=False)
     env = airflow_home.environment(ICEWRIGHT_HOME=str(home), **lineage)
+    # fresh: the provider sends the DAG run's events as its process ends
     done = dags_test(
-        "icewright_nightly_orders", REPO / "example_dags", env=env, logical_date="2026-01-02"
+        "icewright_nightly_orders",
+        REPO / "example_dags",
+        env=env,
+        logical_date="2026-01-02",
+        fresh=True,
     )
     assert dag_run_state(done) == "success", explain(done)
 
@@ -115,7 +120,7 @@ def test_spark_jobs_get_the_parent_identity(airflow_home: AirflowHome, tmp_path:
         ),
     )
     dag_id = "icewright_lineage_parent"
-    done = dags_test(dag_id, REPO / "tests/operators/lineage_dags", env=env)
+    done = dags_test(dag_id, REPO / "tests/operators/lineage_dags", env=env, fresh=True)
     assert dag_run_state(done) == "success", explain(done)
 
     events = read_events(events_file)

@@ -33,6 +33,8 @@ for a single subprocess. :func:`airflow` runs any other ``airflow`` CLI command.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -87,6 +89,7 @@ class AirflowHome:
         logical_date: str | None = None,
         timeout: float = 900,
         conf: Mapping[str, Any] | None = None,
+        fresh: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         """:func:`dags_test` with this home's environment (``env`` adds to it)."""
         return dags_test(
@@ -96,6 +99,7 @@ class AirflowHome:
             logical_date=logical_date,
             timeout=timeout,
             conf=conf,
+            fresh=fresh,
         )
 
 
@@ -229,6 +233,7 @@ def dags_test(
     logical_date: str | None = None,
     timeout: float = 900,
     conf: Mapping[str, Any] | None = None,
+    fresh: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``airflow dags test <dag_id> [<logical_date>]`` on the DAG files in ``dags_folder``
     (``conf``: the run's conf, as ``--conf`` takes it).
@@ -237,6 +242,12 @@ def dags_test(
     ``ICEWRIGHT_HOME``, ``AIRFLOW_CONN_*`` from :func:`connection_env`). The return code
     is non-zero when the command fails; a finished run's state is in the output
     (:func:`dag_run_state`). ``elapsed`` seconds are added to the result as an attribute.
+
+    The command runs in this process's warm ``airflow dags test``
+    (:mod:`tests.support.dags_server`) when the last one served the same environment
+    (apart from the connections, variables and ``ICEWRIGHT_HOME``), else in a new one.
+    ``fresh`` runs it in a process of its own instead, for a run that needs a Spark
+    session of its own (a listener or another static setting given at its start).
     """
     folder = Path(dags_folder).resolve()
     run_env = dict(env)
@@ -251,9 +262,118 @@ def dags_test(
     if conf is not None:
         args += ["--conf", json.dumps(dict(conf))]
     start = time.monotonic()
-    done = airflow(*args, env=run_env, timeout=timeout)
+    if fresh or os.environ.get("ICEWRIGHT_TEST_WARM_AIRFLOW") == "0":
+        done = airflow(*args, env=run_env, timeout=timeout)
+    else:
+        done = warm_dags_test(run_env).run(args, run_env, timeout=timeout)
     done.elapsed = time.monotonic() - start  # type: ignore[attr-defined]
     return done
+
+
+class WarmDagsTest:
+    """A running :mod:`tests.support.dags_server` (its own process group), started with
+    ``env``; :meth:`run` runs one ``airflow`` command in it."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.key = _server_key(env)
+        self._dir = Path(tempfile.mkdtemp(prefix="icewright-dags-test-"))
+        # -P: the server's folder (which has an airflow.py) is not put on sys.path
+        server = [sys.executable, "-P", str(Path(__file__).with_name("dags_server.py"))]
+        self.proc = subprocess.Popen(
+            [*server, str(self._dir / "server.log")],
+            env=dict(env),
+            cwd=env["AIRFLOW_HOME"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self._runs = 0
+
+    def run(
+        self, args: Sequence[str], env: Mapping[str, str], *, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        """``airflow <args>`` with ``env``, as :func:`subprocess.run` would report it;
+        the server is stopped and :class:`subprocess.TimeoutExpired` raised after
+        ``timeout`` seconds."""
+        import select
+
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._runs += 1
+        out, err = (self._dir / f"{self._runs}.{name}" for name in ("out", "err"))
+        request = {
+            "argv": list(args),
+            "env": dict(env),
+            "cwd": env["AIRFLOW_HOME"],
+            "stdout": str(out),
+            "stderr": str(err),
+        }
+        command = [str(AIRFLOW_BIN), *args]
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        answer = self.proc.stdout.readline() if ready else ""
+        if not answer:
+            log = _read(err) + _read(self._dir / "server.log")
+            self.close()
+            if not ready:
+                raise subprocess.TimeoutExpired(command, timeout)
+            raise RuntimeError(
+                f"the warm airflow dags test exited during {' '.join(args)}:\n{_last_lines(log)}"
+            )
+        code = int(json.loads(answer)["returncode"])
+        done = subprocess.CompletedProcess(command, code, _read(out), _read(err))
+        out.unlink(missing_ok=True)
+        err.unlink(missing_ok=True)
+        return done
+
+    def close(self) -> None:
+        """Stop the server and everything it started (its Spark JVM, its workers)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=20)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+_WARM: list[WarmDagsTest] = []
+
+
+def warm_dags_test(env: Mapping[str, str]) -> WarmDagsTest:
+    """This process's warm ``airflow dags test`` for ``env``: the running one when it
+    serves the same environment, else a new one (the old one is stopped: one at a time)."""
+    key = _server_key(env)
+    if _WARM and _WARM[0].key == key and _WARM[0].proc.poll() is None:
+        return _WARM[0]
+    stop_warm_dags_test()
+    _WARM.append(WarmDagsTest(env))
+    return _WARM[0]
+
+
+@atexit.register
+def stop_warm_dags_test() -> None:
+    """Stop this process's warm ``airflow dags test``, if one runs."""
+    while _WARM:
+        _WARM.pop().close()
+
+
+def _server_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    from tests.support.dags_server import PER_RUN, PER_RUN_PREFIXES
+
+    kept = (k for k in env if k not in PER_RUN and not k.startswith(PER_RUN_PREFIXES))
+    return tuple(sorted((k, env[k]) for k in kept))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def dag_run_state(done: subprocess.CompletedProcess[str]) -> str | None:

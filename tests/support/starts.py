@@ -28,6 +28,7 @@ KINDS: tuple[tuple[str, Callable[[str], bool]], ...] = (
         "other java processes (REST catalog server, ...)",
         lambda cmd: os.path.basename(cmd.split(" ")[0]) == "java",
     ),
+    ("warm airflow dags test processes", lambda cmd: "dags_server.py" in cmd),
     ("Airflow commands", lambda cmd: "airflow" in cmd.split(" ")[0] or " -m airflow" in cmd),
     ("Dagster commands", lambda cmd: "dagster" in os.path.basename(cmd.split(" ")[0])),
 )

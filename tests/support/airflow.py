@@ -362,9 +362,13 @@ def stop_warm_dags_test() -> None:
         _WARM.pop().close()
 
 
-def _server_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    from tests.support.dags_server import PER_RUN, PER_RUN_PREFIXES
+PER_RUN = ("ICEWRIGHT_HOME",)
+PER_RUN_PREFIXES = ("AIRFLOW_CONN_", "AIRFLOW_VAR_")
+"""Variables a warm ``airflow dags test`` run may set differently from the first run
+of its process (read when they are used, not when the process starts)."""
 
+
+def _server_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     kept = (k for k in env if k not in PER_RUN and not k.startswith(PER_RUN_PREFIXES))
     return tuple(sorted((k, env[k]) for k in kept))
 

@@ -23,62 +23,21 @@ What stays from run to run is what the process started: Airflow's settings read 
 import (the metadata database, the DAGs folder), the Spark session and its JVM, and
 the Python workers that JVM started with the first run's environment. The client
 therefore keeps a server only for runs whose environment is the same apart from the
-variables a run may change (:data:`PER_RUN`), and starts a new one otherwise.
+variables a run may change (``tests.support.airflow.PER_RUN``), and starts a new one
+otherwise.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import traceback
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
-PER_RUN_PREFIXES = ("AIRFLOW_CONN_", "AIRFLOW_VAR_")
-PER_RUN = ("ICEWRIGHT_HOME",)
-"""Variables a run may set differently from the server's first run (read when used)."""
-
-
-@contextlib.contextmanager
-def _output_to(stdout: str, stderr: str) -> Iterator[None]:
-    """File descriptors 1 and 2 (and so ``sys.stdout`` and ``sys.stderr``) write to
-    ``stdout`` and ``stderr`` for the duration."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    try:
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            os.dup2(out.fileno(), 1)
-            os.dup2(err.fileno(), 2)
-            try:
-                yield
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        os.close(saved[0])
-        os.close(saved[1])
-
-
-def _run(argv: list[str]) -> int:
-    from airflow.__main__ import main
-
-    sys.argv = ["airflow", *argv]
-    try:
-        main()
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
-    except BaseException:
-        traceback.print_exc()
-        return 1
-    return 0
+# the main job's Airflow stage runs its DAGs in one process the same way
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from airflow_runs import airflow_command, output_to
 
 
 def serve(requests: TextIO, answers: TextIO) -> None:
@@ -88,8 +47,8 @@ def serve(requests: TextIO, answers: TextIO) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        with _output_to(request["stdout"], request["stderr"]):
-            code = _run(request["argv"])
+        with output_to(request["stdout"], request["stderr"]):
+            code = airflow_command(request["argv"])
         answers.write(json.dumps({"returncode": code}) + "\n")
         answers.flush()
 

@@ -206,7 +206,10 @@ def run_dags(
             print(f"    done in {event['seconds']:.1f}s", flush=True)
             seconds.append((event["dag_id"], event["seconds"]))
     if len(seconds) < len(dag_ids):
-        raise SystemExit(f"the Airflow process stopped after {len(seconds)} DAG run(s)")
+        raise SystemExit(
+            f"the Airflow process stopped after {len(seconds)} DAG run(s): see "
+            f"{logs / 'airflow-runs.log'}"
+        )
     return seconds
 
 

@@ -8,9 +8,10 @@ in the same process). Airflow's CLI runs the command in-process (``dag.test()``,
 tasks in the same process), so a process that calls the CLI's own entry point for
 each run does what a new ``airflow dags test`` process does, without the start.
 
-Client side: :class:`WarmDagsTest` (used by :func:`tests.support.airflow.dags_test`)
-starts ``python -m tests.support.dags_server`` with an environment, sends it one JSON
-request per run on its standard input and reads one JSON answer per run from it.
+Client side: :class:`tests.support.airflow.WarmDagsTest` (used by
+:func:`tests.support.airflow.dags_test`) starts ``python -P tests/support/dags_server.py
+<log file>`` with an environment, sends it one JSON request per run on its standard
+input and reads one JSON answer per run from its standard output.
 
 A request is ``{"argv": [...], "env": {...}, "cwd": ..., "stdout": path, "stderr":
 path}``: the server sets ``os.environ`` to ``env`` and the working directory, points

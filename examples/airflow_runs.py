@@ -24,6 +24,7 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TextIO
 
 
 @contextlib.contextmanager
@@ -50,6 +51,17 @@ def output_to(stdout: str | os.PathLike[str], stderr: str | os.PathLike[str]) ->
         os.close(saved[1])
 
 
+def reports_on_stdout(log: str | os.PathLike[str]) -> TextIO:
+    """A stream on what standard output is now, for the process's reports; file
+    descriptors 1 and 2 then write to ``log`` (appended), so that what the process prints
+    outside its runs (threads, the Spark session's end) stays out of the reports."""
+    reports = os.fdopen(os.dup(1), "w")
+    with open(log, "ab") as out:
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+    return reports
+
+
 def airflow_command(argv: Sequence[str]) -> int:
     """Run ``airflow <argv>`` in this process; its exit code (1 for an exception, whose
     traceback is printed)."""
@@ -71,12 +83,7 @@ def airflow_command(argv: Sequence[str]) -> int:
 
 def main() -> int:
     date, logs, *dag_ids = sys.argv[1:]
-    # The reports keep standard output; whatever the process prints outside the runs
-    # (threads, the Spark session's end) goes to a log of its own.
-    report = os.fdopen(os.dup(1), "w")
-    with open(Path(logs) / "airflow-runs.log", "ab") as log:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
+    report = reports_on_stdout(Path(logs) / "airflow-runs.log")
     for dag_id in dag_ids:
         log = Path(logs) / f"dags-test-{dag_id}-{date}.log"
         log.unlink(missing_ok=True)

@@ -40,11 +40,11 @@ def test_runs_share_a_process_but_not_their_environment_or_output(
 
     first = dags_test("icewright_warm_check", dags, env={**env, "ICEWRIGHT_HOME": "/one"})
     assert dag_run_state(first) == "success", explain(first)
-    server = support._WARM[0].proc.pid
+    server = _server_pid()
     failed = dags_test(
         "icewright_warm_check", dags, env={**env, "ICEWRIGHT_HOME": "/two"}, conf={"fail": True}
     )
-    assert support._WARM[0].proc.pid == server  # the same process served both
+    assert _server_pid() == server  # the same process served both
     assert failed.returncode != 0 and dag_run_state(failed) == "failed", explain(failed)
     assert "asked to fail" in failed.stdout + failed.stderr
     assert "home is /two mode is a" in failed.stdout + failed.stderr
@@ -54,5 +54,12 @@ def test_runs_share_a_process_but_not_their_environment_or_output(
     # another setting read when the process starts: a new process
     other = dags_test("icewright_warm_check", dags, env={**env, "WARM_MODE": "b"})
     assert dag_run_state(other) == "success", explain(other)
-    assert support._WARM[0].proc.pid != server
+    assert _server_pid() != server
     assert "mode is b" in other.stdout + other.stderr
+
+
+def _server_pid() -> int:
+    """The process id of this process's warm server (one must be running)."""
+    server = support._WARM.server
+    assert server is not None
+    return server.proc.pid

@@ -225,6 +225,28 @@ def test_the_table_property_chooses_the_mode(spark: SparkSession, catalog: SqlCa
     assert result.mode == "merge-on-read" and result.delete_files_added == 1
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_feed_of_only_deletes_writes_only_what_removes_rows(
+    spark: SparkSession, catalog: SqlCatalog, pyiceberg_catalog: Any, table: str, mode: WriteMode
+) -> None:
+    feed = spark.createDataFrame([(2, "eu", None, "D", 1), (5, "us", None, "D", 1)], CDC)
+    result = merge(
+        table,
+        feed,
+        on="id",
+        delete_when="op = 'D'",
+        mode=mode,
+        catalog=catalog,
+        runner=LocalRunner(spark),
+    )
+    assert (result.rows_updated, result.rows_deleted, result.rows_inserted) == (0, 2, 0)
+    assert [r[0] for r in rows(pyiceberg_catalog, table)] == [1, 3, 4]
+    if mode == "merge-on-read":  # two position delete files, and no data file
+        assert (result.delete_files_added, result.files_added) == (2, 0)
+    else:  # both files rewritten without the deleted rows
+        assert (result.files_removed, result.files_added) == (2, 2)
+
+
 def test_only_files_in_the_key_range_are_read(
     spark: SparkSession, catalog: SqlCatalog, table: str
 ) -> None:

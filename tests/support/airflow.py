@@ -290,6 +290,11 @@ class WarmDagsTest:
         )
         self._runs = 0
 
+    def serves(self, env: Mapping[str, str]) -> bool:
+        """Whether a run with ``env`` may use this server: it is running, and ``env``
+        differs from the one it started with only in :data:`PER_RUN` variables."""
+        return self.proc.poll() is None and _server_key(env) == self.key
+
     def run(
         self, args: Sequence[str], env: Mapping[str, str], *, timeout: float
     ) -> subprocess.CompletedProcess[str]:
@@ -341,25 +346,30 @@ class WarmDagsTest:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-_WARM: list[WarmDagsTest] = []
+class _Slot:
+    server: WarmDagsTest | None = None
+
+
+_WARM = _Slot()
+"""This process's warm server (``_WARM.server``), while one runs."""
 
 
 def warm_dags_test(env: Mapping[str, str]) -> WarmDagsTest:
     """This process's warm ``airflow dags test`` for ``env``: the running one when it
     serves the same environment, else a new one (the old one is stopped: one at a time)."""
-    key = _server_key(env)
-    if _WARM and _WARM[0].key == key and _WARM[0].proc.poll() is None:
-        return _WARM[0]
+    if _WARM.server is not None and _WARM.server.serves(env):
+        return _WARM.server
     stop_warm_dags_test()
-    _WARM.append(WarmDagsTest(env))
-    return _WARM[0]
+    _WARM.server = WarmDagsTest(env)
+    return _WARM.server
 
 
 @atexit.register
 def stop_warm_dags_test() -> None:
     """Stop this process's warm ``airflow dags test``, if one runs."""
-    while _WARM:
-        _WARM.pop().close()
+    server, _WARM.server = _WARM.server, None
+    if server is not None:
+        server.close()
 
 
 PER_RUN = ("ICEWRIGHT_HOME",)

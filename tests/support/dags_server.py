@@ -38,7 +38,7 @@ from typing import Any, TextIO
 
 # the main job's Airflow stage runs its DAGs in one process the same way
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from airflow_runs import airflow_command, output_to
+from airflow_runs import airflow_command, output_to, reports_on_stdout
 
 
 def serve(requests: TextIO, answers: TextIO) -> None:
@@ -57,11 +57,7 @@ def serve(requests: TextIO, answers: TextIO) -> None:
 def main() -> None:
     """Serve on standard input and output; between runs, what threads print goes to
     the log file named by the first argument (a run's output goes to its own files)."""
-    answers = os.fdopen(os.dup(1), "w")
-    with open(sys.argv[1], "ab") as log:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    serve(sys.stdin, answers)
+    serve(sys.stdin, reports_on_stdout(sys.argv[1]))
 
 
 if __name__ == "__main__":

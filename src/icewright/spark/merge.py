@@ -141,14 +141,15 @@ def _merge_rows(
         try:
             if spec.has_matched_clause and not keys.unique:
                 _check_cardinality(matched)
-            counts, touched = _tally(matched)
-            inserted = inserts.count()
-            new_rows = inserts.select(*_inserted_row(schema, prepared.columns))
-            if spec.when_matched == "update":
+            counts, touched = _tally(matched, inserts)
+            inserted = counts.get("I", 0)
+            parts = []
+            if counts.get("U", 0):
                 updates = matched.filter(F.col(_ACTION) == "U")
-                new_rows = updates.select(
-                    *_updated_row(schema, prepared.columns, spec)
-                ).unionByName(new_rows)
+                parts.append(updates.select(*_updated_row(schema, prepared.columns, spec)))
+            if inserted:
+                parts.append(inserts.select(*_inserted_row(schema, prepared.columns)))
+            new_rows = _union(parts)
             changed = matched.filter(F.col(_ACTION).isin("U", "D"))
             result = _write_changes(
                 spark,
@@ -383,17 +384,24 @@ def _unmatched(
         return source.limit(0)
     names = _names(schema, spec.on)
     keys = matched.select(*(F.col(_KEY.format(i)).alias(n) for i, n in enumerate(names)))
-    keys = keys.distinct()
-    anti = source.join(F.broadcast(keys) if broadcast else keys, names, "left_anti")
+    # a broadcast side is a hash table (repeated keys cost nothing); a shuffled one is
+    # made distinct first, which shuffles fewer rows
+    keys = F.broadcast(keys) if broadcast else keys.distinct()
+    anti = source.join(keys, names, "left_anti")
     return anti.filter(~_deletes(spec))
 
 
-def _tally(matched: DataFrame) -> tuple[dict[str, int], list[str]]:
-    """One pass over the matched rows: how many do each action, and the files of the
-    rows that change (updated or deleted), sorted."""
+def _tally(matched: DataFrame, inserts: DataFrame) -> tuple[dict[str, int], list[str]]:
+    """One pass over the matched rows and the inserts: how many rows do each action
+    (``I`` for an insert), and the files of the rows that change (updated or deleted),
+    sorted."""
     counts: dict[str, int] = {}
     touched: set[str] = set()
-    for row in matched.groupBy(_ACTION, FILE_COLUMN).count().collect():
+    inserted = inserts.select(
+        F.lit("I").alias(_ACTION), F.lit(None).cast(T.StringType()).alias(FILE_COLUMN)
+    )
+    actions = matched.select(_ACTION, FILE_COLUMN).unionByName(inserted)
+    for row in actions.groupBy(_ACTION, FILE_COLUMN).count().collect():
         counts[row[_ACTION]] = counts.get(row[_ACTION], 0) + row["count"]
         if row[_ACTION] in ("U", "D"):
             touched.add(row[FILE_COLUMN])
@@ -408,6 +416,16 @@ def _check_cardinality(matched: DataFrame) -> None:
             "most one source row per target row (as Spark SQL's MERGE does); give "
             "--dedupe-by to keep the latest of repeated keys. Nothing was committed"
         )
+
+
+def _union(frames: Sequence[DataFrame]) -> DataFrame | None:
+    """The rows of ``frames`` (of the same columns) together; None for none."""
+    if not frames:
+        return None
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
 
 
 def _updated_row(schema: Schema, source_columns: Sequence[str], spec: MergeSpec) -> list[Column]:
@@ -494,13 +512,12 @@ def _delete_rows(
     try:
         per_file = changed.groupBy(FILE_COLUMN).count().collect()
         deleted = sum(r["count"] for r in per_file)
-        empty = spark.createDataFrame([], T.StructType([to_spark_field(f) for f in schema.fields]))
         result = _write_changes(
             spark,
             metadata,
             io,
             tasks,
-            new_rows=empty,
+            new_rows=None,
             changed=changed,
             changed_count=deleted,
             touched=sorted(r[FILE_COLUMN] for r in per_file),
@@ -553,16 +570,17 @@ def _write_changes(
     io: FileIO,
     tasks: Sequence[FileScanTask],
     *,
-    new_rows: DataFrame,
+    new_rows: DataFrame | None,
     changed: DataFrame,
     changed_count: int,
     touched: Sequence[str],
     mode: WriteMode,
     properties: Mapping[str, str],
 ) -> _Written:
-    """Write the new rows, and the removal of the ``changed`` target rows (``FILE_COLUMN``,
-    ``POS_COLUMN``; ``changed_count`` of them, in the ``touched`` files, sorted):
-    position deletes, or the rewrite of the files they are in (read again, only those)."""
+    """Write the new rows (None: there are none), and the removal of the ``changed``
+    target rows (``FILE_COLUMN``, ``POS_COLUMN``; ``changed_count`` of them, in the
+    ``touched`` files, sorted): position deletes, or the rewrite of the files they are in
+    (read again, only those). A job with nothing to write runs no Spark job for it."""
     schema = metadata.schema()
     by_file = {normalize_path(t.file_path): t.data_file for t in tasks}
     unknown = [p for p in touched if p not in by_file]
@@ -584,7 +602,7 @@ def _write_changes(
             .join(positions, [FILE_COLUMN, POS_COLUMN], "left_anti")
             .select(*(F.col(_TARGET).getField(f.name).alias(f.name) for f in schema.fields))
         )
-        written = kept.unionByName(new_rows)
+        written = kept if new_rows is None else kept.unionByName(new_rows)
         removed = tuple(by_file[p] for p in touched)
         gone = {f.file_path for f in removed}
         dangling = tuple(file_scoped_deletes(tasks, gone))
@@ -601,26 +619,33 @@ def _write_changes(
             F.col(_PATH).alias("file_path"), F.col(POS_COLUMN).alias("pos"), F.col(GROUP_COLUMN)
         )
         referenced = tuple(by_file[p].file_path for p in touched)
-    data = write_files(
-        spark,
-        written,
-        schema=schema,
-        spec=metadata.spec(),
-        sort_order=metadata.sort_order(),
-        properties=properties,
-        location=metadata.location,
-        io=io,
-        last_column_id=metadata.last_column_id,
-    )
+    data: tuple[DataFile, ...] = ()
+    if written is not None:
+        data = write_files(
+            spark,
+            written,
+            schema=schema,
+            spec=metadata.spec(),
+            sort_order=metadata.sort_order(),
+            properties=properties,
+            location=metadata.location,
+            io=io,
+            last_column_id=metadata.last_column_id,
+        ).data_files
     if touched and mode == "merge-on-read":
         try:
             deletes = write_position_deletes(
-                positions, targets, location=metadata.location, properties=properties, io=io
+                positions,
+                targets,
+                location=metadata.location,
+                properties=properties,
+                io=io,
+                row_count=changed_count,
             )
         except BaseException:  # nothing references the new data files yet
-            io.delete_many(f.file_path for f in data.data_files)
+            io.delete_many(f.file_path for f in data)
             raise
-    return _Written(data.data_files, deletes, removed, referenced, dangling)
+    return _Written(data, deletes, removed, referenced, dangling)
 
 
 def _quote(name: str) -> str:

@@ -41,6 +41,7 @@ from icewright.spec.types import LongType, NestedField, StringType
 
 __all__ = [
     "GROUP_COLUMN",
+    "ONE_TASK_ROWS",
     "POSITION_DELETE_SCHEMA",
     "DeleteTarget",
     "write_position_deletes",
@@ -158,6 +159,10 @@ class _DeleteWriter:
             )
 
 
+ONE_TASK_ROWS = 100_000
+"""Position deletes up to this many are written by a single task."""
+
+
 def write_position_deletes(
     frame: DataFrame,
     groups: Sequence[DeleteTarget],
@@ -165,10 +170,14 @@ def write_position_deletes(
     location: str,
     properties: Mapping[str, str],
     io: FileIO,
+    row_count: int | None = None,
 ) -> tuple[DataFile, ...]:
     """Write the rows of ``frame`` (``file_path`` string, ``pos`` long, and
     :data:`GROUP_COLUMN`, an index into ``groups``) as position delete files of the
     table at ``location``: one file per group (per data file), rows sorted by position.
+    ``row_count``, the frame's row count when the caller knows it: up to
+    :data:`ONE_TASK_ROWS` are written by one task (a task per group costs more than
+    the writing).
 
     The files go to a job directory under the table's data location; a failed job
     deletes it and raises.
@@ -178,6 +187,8 @@ def write_position_deletes(
     directory = f"{data_location(location, properties)}/{job_id}"
     writer = _DeleteWriter(directory, job_id, type(io), dict(io.properties), settings.compression)
     count = max(1, min(len(groups), frame.sparkSession.sparkContext.defaultParallelism * 4))
+    if row_count is not None and row_count <= ONE_TASK_ROWS:
+        count = 1
     planned = (
         frame.select(
             F.col("file_path").cast("string"), F.col("pos").cast("long"), F.col(GROUP_COLUMN)

@@ -392,9 +392,9 @@ def _unmatched(
 
 
 def _tally(matched: DataFrame, inserts: DataFrame) -> tuple[dict[str, int], list[str]]:
-    """One pass over the matched rows and the inserts: how many rows do each action
-    (``I`` for an insert), and the files of the rows that change (updated or deleted),
-    sorted."""
+    """One pass over the matched rows and the inserts: how many rows take each action
+    (``U``, ``D``, ``N``, and ``I`` for an insert), and the files of the rows that change
+    (updated or deleted), sorted."""
     counts: dict[str, int] = {}
     touched: set[str] = set()
     inserted = inserts.select(

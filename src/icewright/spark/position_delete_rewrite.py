@@ -114,7 +114,7 @@ def _rewrite(
     if kept == 0:
         return _nothing(len(paths))
     written = write_position_deletes(
-        rows, groups, location=metadata.location, properties=properties, io=io
+        rows, groups, location=metadata.location, properties=properties, io=io, row_count=kept
     )
     referenced = tuple(sorted({f.referenced_data_file or "" for f in written}))
     return RowChanges(

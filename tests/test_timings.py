@@ -3,11 +3,14 @@ included, added up by folder and by module at the end of the run."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.timings import compare
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,16 +29,17 @@ def test_two(subtests):
 """
 
 
-def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: Path) -> None:
-    tests = tmp_path / "tests"
+def run_sleeps(root: Path, *plugins: str) -> str:
+    """pytest on two workers over a fast and a slow folder of sleeping tests; its output."""
+    tests = root / "tests"
     for name, seconds in (("fast", 0.05), ("slow", 0.4)):
         (tests / name).mkdir(parents=True)
         (tests / name / f"test_{name}.py").write_text(SLEEPS.format(seconds=seconds))
     path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
-    plugins = ["-p", "tests.support.timings", "-p", "no:cacheprovider"]
+    pytest = [sys.executable, "-m", "pytest", "-p", "tests.support.timings"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *plugins, "-n", "2", "--dist", "loadfile", "-q", "tests"],
-        cwd=tmp_path,
+        [*pytest, *plugins, "-n", "2", "--dist", "loadfile", "-q", "tests"],
+        cwd=root,
         env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
         text=True,
@@ -44,6 +48,11 @@ def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: P
     )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
+    return out
+
+
+def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: Path) -> None:
+    out = run_sleeps(tmp_path, "-p", "no:cacheprovider")
     rows = re.findall(r"^\s*([\d.]+) s\s+(\d+) tests  (tests/\w+|in all)$", out, re.M)
     folders = {name: float(seconds) for seconds, _, name in rows}
     assert {name: int(count) for _, count, name in rows} == {
@@ -57,3 +66,16 @@ def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: P
     assert abs(folders["in all"] - folders["tests/slow"] - folders["tests/fast"]) < 0.2, out
     assert re.search(r"^\s*[\d.]+ s\s+2 tests  tests/slow/test_slow\.py$", out, re.M), out
     assert re.search(r"machine slowdown at the end of the run: x\d+\.\d\d", out), out
+
+
+def test_module_seconds_are_cached_for_a_comparison_of_two_runs(tmp_path: Path) -> None:
+    run_sleeps(tmp_path)
+    cached = tmp_path / ".pytest_cache" / "v" / "icewright" / "module-seconds"
+    modules = json.loads(cached.read_text())
+    assert set(modules) == {"tests/fast/test_fast.py", "tests/slow/test_slow.py"}
+    assert [count for _, count in modules.values()] == [2, 2]
+    assert modules["tests/fast/test_fast.py"][0] < modules["tests/slow/test_slow.py"][0]
+    slower = {**modules, "tests/fast/test_fast.py": [modules["tests/fast/test_fast.py"][0] + 5, 2]}
+    (line,) = compare(modules, slower)
+    assert line.endswith("(   +5.0)  tests/fast/test_fast.py"), line
+    assert compare(modules, {})[0].endswith("tests/slow/test_slow.py")  # a module gone

@@ -18,7 +18,8 @@ suite's own environment once, when the run starts. A JVM with another class path
 Iceberg Java peer's Spark 3.5) would print a warning and ignore the archive: those
 environments drop it with :func:`without_class_archive`, and the option also turns the
 JVM's CDS log off, so no JVM output changes either way. The archive is made once per
-machine and setup (its name is a digest of the Java, the options and the jars), under
+machine and setup (its name is a digest of the Java and its own base archive, the options
+and the jars), under
 the temporary directory, by a child Python that runs the small job and waits for its JVM
 to write the archive at exit (some 20 s, paid by the first run on a fresh machine).
 """
@@ -108,21 +109,28 @@ def class_archive(base_options: str) -> Path | None:
     java = _java()
     if java is None:
         return None
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
-    digest = hashlib.sha256()
-    for part in (java, _java_version(java), base_options, sys.executable, str(jars)):
-        digest.update(part.encode() + b"\0")
-    for jar in sorted(jars.glob("*.jar")):
-        digest.update(f"{jar.name}:{jar.stat().st_size}\0".encode())
-    root = Path(tempfile.gettempdir())
-    archive = root / f"icewright-test-spark-{digest.hexdigest()[:20]}.jsa"
-    with (root / f"{archive.name}.lock").open("w") as lock:
+    archive = archive_path(java, base_options)
+    with archive.with_name(f"{archive.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not archive.exists():
             _make(archive, base_options)
     return archive if archive.exists() else None
+
+
+def archive_path(java: str, base_options: str) -> Path:
+    """Where the archive for ``java`` and ``base_options`` lives: its name is a digest of
+    everything a JVM checks before it maps one (the Java and its base archive, the
+    options, the class path)."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    digest = hashlib.sha256()
+    for part in (java, _java_version(java), _base_archive(java), base_options, sys.executable):
+        digest.update(part.encode() + b"\0")
+    digest.update(str(jars).encode() + b"\0")
+    for jar in sorted(jars.glob("*.jar")):
+        digest.update(f"{jar.name}:{jar.stat().st_size}\0".encode())
+    return Path(tempfile.gettempdir()) / f"icewright-test-spark-{digest.hexdigest()[:20]}.jsa"
 
 
 def _make(archive: Path, base_options: str) -> None:
@@ -153,6 +161,18 @@ def _java() -> str | None:
         return str(Path(home) / "bin" / "java")
     found = shutil.which("java")
     return None if found is None else str(Path(found).resolve())
+
+
+def _base_archive(java: str) -> str:
+    """The identity of the JDK's own (static) class archive: a dynamic archive records
+    the checksum of the one it was made on top of, and a JVM ignores it once that base
+    is regenerated (``java -Xshare:dump``, a JDK update in place)."""
+    base = Path(java).resolve().parents[1] / "lib" / "server" / "classes.jsa"
+    try:
+        stat = base.stat()
+    except OSError:
+        return "no base archive"
+    return f"{base}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _java_version(java: str) -> str:

@@ -7,11 +7,18 @@ the ten most expensive modules, with the machine's slowdown at the end of the ru
 (``tests.support.speed``): a total is comparable between runs only beside it. With
 pytest-xdist the controller receives every worker's reports, so the figures cover the whole
 run; summed over two workers they exceed the wall-clock total.
+
+Every module's seconds and test count also go to pytest's cache
+(``.pytest_cache/v/icewright/module-seconds``, a JSON object), so two runs can be compared
+module by module: ``python -m tests.support.timings OLD.json NEW.json``.
 """
 
 from __future__ import annotations
 
 import collections
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +26,7 @@ import pytest
 from tests.support.speed import slowdown
 
 TOP_MODULES = 10
+CACHE_KEY = "icewright/module-seconds"
 
 SECONDS: collections.Counter[str] = collections.Counter()
 """Seconds per module node id (``tests/operators/test_clear.py``), this process's reports."""
@@ -65,3 +73,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for name, seconds in SECONDS.most_common(TOP_MODULES):
         write(f"{seconds:9.1f} s {TESTS[name]:6d} tests  {name}")
     write(f"machine slowdown at the end of the run: x{slowdown():.2f} (1 = the reference)")
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if cache is not None:
+        cache.set(CACHE_KEY, {m: [round(s, 2), TESTS[m]] for m, s in sorted(SECONDS.items())})
+
+
+def compare(old: dict[str, list[float]], new: dict[str, list[float]]) -> list[str]:
+    """Lines naming every module whose seconds changed, the largest change first."""
+    names = sorted(set(old) | set(new))
+    delta = {m: new.get(m, [0.0])[0] - old.get(m, [0.0])[0] for m in names}
+    return [
+        f"{old.get(m, [0.0])[0]:8.1f} -> {new.get(m, [0.0])[0]:8.1f} s ({delta[m]:+7.1f})  {m}"
+        for m in sorted(names, key=lambda m: -abs(delta[m]))
+        if abs(delta[m]) >= 0.05
+    ]
+
+
+if __name__ == "__main__":
+    before, after = (json.loads(Path(arg).read_text()) for arg in sys.argv[1:3])
+    print("\n".join(compare(before, after)))

@@ -1,5 +1,7 @@
 """The run's time report (``tests/support/timings.py``): every test's time, workers'
-included, added up by folder and by module at the end of the run."""
+included, added up by folder and by module at the end of the run, and each module's
+seconds kept in pytest's cache for a comparison with another run. One run of a small
+suite serves both tests."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.timings import compare
 
@@ -29,16 +33,19 @@ def test_two(subtests):
 """
 
 
-def run_sleeps(root: Path, *plugins: str) -> str:
-    """pytest on two workers over a fast and a slow folder of sleeping tests; its output."""
+@pytest.fixture(scope="module")
+def sleeps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One pytest run on two workers over a fast and a slow folder of sleeping tests:
+    its directory and its output."""
+    root = tmp_path_factory.mktemp("sleeps")
     tests = root / "tests"
     for name, seconds in (("fast", 0.05), ("slow", 0.4)):
         (tests / name).mkdir(parents=True)
         (tests / name / f"test_{name}.py").write_text(SLEEPS.format(seconds=seconds))
     path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
-    pytest = [sys.executable, "-m", "pytest", "-p", "tests.support.timings"]
+    pytest_run = [sys.executable, "-m", "pytest", "-p", "tests.support.timings"]
     done = subprocess.run(
-        [*pytest, *plugins, "-n", "2", "--dist", "loadfile", "-q", "tests"],
+        [*pytest_run, "-n", "2", "--dist", "loadfile", "-q", "tests"],
         cwd=root,
         env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
@@ -48,11 +55,13 @@ def run_sleeps(root: Path, *plugins: str) -> str:
     )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    return out
+    return root, out
 
 
-def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: Path) -> None:
-    out = run_sleeps(tmp_path, "-p", "no:cacheprovider")
+def test_the_report_adds_up_every_workers_tests_by_folder_and_module(
+    sleeps: tuple[Path, str],
+) -> None:
+    _, out = sleeps
     rows = re.findall(r"^\s*([\d.]+) s\s+(\d+) tests  (tests/\w+|in all)$", out, re.M)
     folders = {name: float(seconds) for seconds, _, name in rows}
     assert {name: int(count) for _, count, name in rows} == {
@@ -68,9 +77,11 @@ def test_the_report_adds_up_every_workers_tests_by_folder_and_module(tmp_path: P
     assert re.search(r"machine slowdown at the end of the run: x\d+\.\d\d", out), out
 
 
-def test_module_seconds_are_cached_for_a_comparison_of_two_runs(tmp_path: Path) -> None:
-    run_sleeps(tmp_path)
-    cached = tmp_path / ".pytest_cache" / "v" / "icewright" / "module-seconds"
+def test_module_seconds_are_cached_for_a_comparison_of_two_runs(
+    sleeps: tuple[Path, str],
+) -> None:
+    root, _ = sleeps
+    cached = root / ".pytest_cache" / "v" / "icewright" / "module-seconds"
     modules = json.loads(cached.read_text())
     assert set(modules) == {"tests/fast/test_fast.py", "tests/slow/test_slow.py"}
     assert [count for _, count in modules.values()] == [2, 2]

@@ -2,7 +2,9 @@
 provider's file transport.
 
 * The example DAG ``icewright_nightly_orders`` (create, two appends, a replace, a
-  compaction, an expiry on the embedded default): a START and a COMPLETE event per task,
+  compaction, an expiry on the embedded default), as shipped, over a hundredth of its
+  order events (:data:`FEWER_ORDERS`: the events, not the volume, are under test; the
+  README's main job runs it at full size): a START and a COMPLETE event per task,
   each naming ``sales.orders`` by its location with its catalog symlink, the schema, the
   storage facet, the snapshot each task left as the dataset version, the rows each write
   added; every event checked against the client's OpenLineage model
@@ -16,6 +18,7 @@ provider's file transport.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,18 @@ from tests.support.openlineage import check_event, read_events
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "icewright-test"
 pytestmark = pytest.mark.slow
+
+FEWER_ORDERS = f"""
+\"\"\"The example's ``orders_source``, run as it is, with a hundredth of its rows.\"\"\"
+import pathlib
+EXAMPLE = pathlib.Path({str(REPO / "example_dags" / "orders_source.py")!r})
+exec(compile(EXAMPLE.read_text(), str(EXAMPLE), "exec"))
+FIRST_BATCH_ROWS = 1_500
+SECOND_BATCH_ROWS = 500
+"""
+"""Beside a copy of the nightly DAG, this ``orders_source`` is the one it imports and its
+tasks' sources resolve (``orders_source:first_batch``): the example's own code, whose
+functions read the batch sizes from this module."""
 
 
 def _lineage_env(events: Path, *, in_thread: bool, **more: str) -> dict[str, str]:
@@ -59,10 +74,14 @@ def test_nightly_dag_events(airflow_home: AirflowHome, tmp_path: Path) -> None:
     # their catalog when their templates are rendered, so the child needs no connection).
     lineage = _lineage_env(events_file, in_thread=False)
     env = airflow_home.environment(ICEWRIGHT_HOME=str(home), **lineage)
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    shutil.copyfile(REPO / "example_dags" / "icewright_nightly_orders.py", dags / "nightly.py")
+    (dags / "orders_source.py").write_text(FEWER_ORDERS)
     # fresh: the provider sends the DAG run's events as its process ends
     done = dags_test(
         "icewright_nightly_orders",
-        REPO / "example_dags",
+        dags,
         env=env,
         logical_date="2026-01-02",
         fresh=True,
@@ -96,6 +115,8 @@ def test_nightly_dag_events(airflow_home: AirflowHome, tmp_path: Path) -> None:
         if name.startswith(("append", "replace")):
             stats = out["outputFacets"]["outputStatistics"]
             assert stats["rowCount"] > 0 and stats["fileCount"] > 0 and stats["size"] > 0
+    rows = {n: tasks[n]["COMPLETE"]["outputs"][0]["outputFacets"] for n in names[1:3]}
+    assert [r["outputStatistics"]["rowCount"] for r in rows.values()] == [1_500, 500]
     create, first, second, replace, rewrite, expire = versions
     assert create is None  # created empty: no snapshot yet
     assert len({first, second, replace, rewrite}) == 4  # a snapshot each

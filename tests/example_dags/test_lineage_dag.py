@@ -115,8 +115,8 @@ def test_nightly_dag_events(airflow_home: AirflowHome, tmp_path: Path) -> None:
         if name.startswith(("append", "replace")):
             stats = out["outputFacets"]["outputStatistics"]
             assert stats["rowCount"] > 0 and stats["fileCount"] > 0 and stats["size"] > 0
-    rows = {n: tasks[n]["COMPLETE"]["outputs"][0]["outputFacets"] for n in names[1:3]}
-    assert [r["outputStatistics"]["rowCount"] for r in rows.values()] == [1_500, 500]
+    appended = [tasks[n]["COMPLETE"]["outputs"][0]["outputFacets"] for n in names[1:3]]
+    assert [a["outputStatistics"]["rowCount"] for a in appended] == [1_500, 500]
     create, first, second, replace, rewrite, expire = versions
     assert create is None  # created empty: no snapshot yet
     assert len({first, second, replace, rewrite}) == 4  # a snapshot each

@@ -19,9 +19,9 @@ Iceberg Java peer's Spark 3.5) would print a warning and ignore the archive: tho
 environments drop it with :func:`without_class_archive`, and the option also turns the
 JVM's CDS log off, so no JVM output changes either way. The archive is made once per
 machine and setup (its name is a digest of the Java and its own base archive, the options
-and the jars), under
-the temporary directory, by a child Python that runs the small job and waits for its JVM
-to write the archive at exit (some 20 s, paid by the first run on a fresh machine).
+and the jars), under the temporary directory, by a child Python that runs the small job
+and waits for its JVM to write the archive at exit (some 20 s, paid by the first run on a
+fresh machine).
 """
 
 from __future__ import annotations

@@ -14,20 +14,19 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.support import class_archive as class_archive_module
-from tests.support.class_archive import OPTS, _java, archive_path
+from tests.support import class_archive
 
 SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
 
 
 def test_a_spark_driver_maps_the_archive_the_run_uses() -> None:
-    options = os.environ.get(OPTS, "")
+    options = os.environ.get(class_archive.OPTS, "")
     assert "-XX:SharedArchiveFile=" in options, options
     # the same JVM options, with the class loading log on instead of the CDS log off
-    logged = options.replace("-Xlog:cds=off,cds+dynamic=off", "-Xlog:class+load=info")
+    logged = options.replace(class_archive.QUIET, "-Xlog:class+load=info")
     done = subprocess.run(
         [str(SPARK_SUBMIT), "--version"],
-        env={**os.environ, OPTS: logged},
+        env={**os.environ, class_archive.OPTS: logged},
         capture_output=True,
         text=True,
         timeout=120,
@@ -41,12 +40,12 @@ def test_a_spark_driver_maps_the_archive_the_run_uses() -> None:
 
 
 def test_a_regenerated_base_archive_gives_another_archive(monkeypatch: pytest.MonkeyPatch) -> None:
-    java = _java()
+    java = class_archive._java()
     assert java is not None
     options = "-XX:TieredStopAtLevel=1"
-    before = archive_path(java, options)
-    assert before == archive_path(java, options)
-    base = class_archive_module._base_archive(java)
+    before = class_archive.archive_path(java, options)
+    assert before == class_archive.archive_path(java, options)
+    base = class_archive._base_archive(java)
     assert base.startswith(str(Path(java).resolve().parents[1] / "lib" / "server" / "classes.jsa"))
-    monkeypatch.setattr(class_archive_module, "_base_archive", lambda java: base + "-dumped")
-    assert archive_path(java, options) != before
+    monkeypatch.setattr(class_archive, "_base_archive", lambda java: base + "-dumped")
+    assert class_archive.archive_path(java, options) != before

@@ -40,7 +40,7 @@ from pathlib import Path
 OPTS = "SPARK_SUBMIT_OPTS"
 _ARCHIVE_OPTION = "-XX:SharedArchiveFile="
 # a JVM that cannot map the archive says so on its standard output, and goes on without it
-_QUIET = "-Xlog:cds=off,cds+dynamic=off"
+QUIET = "-Xlog:cds=off,cds+dynamic=off"
 
 # Run by a child Python with -XX:ArchiveClassesAtExit in SPARK_SUBMIT_OPTS: an icewright
 # table written (day and bucket transforms, a string column) and read back through Spark,
@@ -89,7 +89,7 @@ def with_class_archive(env: dict[str, str]) -> dict[str, str]:
     archive = class_archive(base)
     if archive is None:
         return env
-    return {**env, OPTS: f"{base} {_ARCHIVE_OPTION}{archive} {_QUIET}".strip()}
+    return {**env, OPTS: f"{base} {_ARCHIVE_OPTION}{archive} {QUIET}".strip()}
 
 
 def without_class_archive(env: dict[str, str]) -> dict[str, str]:
@@ -98,7 +98,7 @@ def without_class_archive(env: dict[str, str]) -> dict[str, str]:
     options = env.get(OPTS)
     if options is None or _ARCHIVE_OPTION not in options:
         return env
-    kept = [o for o in options.split() if not o.startswith(_ARCHIVE_OPTION) and o != _QUIET]
+    kept = [o for o in options.split() if not o.startswith(_ARCHIVE_OPTION) and o != QUIET]
     return {**env, OPTS: " ".join(kept)}
 
 

@@ -80,12 +80,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def compare(old: dict[str, list[float]], new: dict[str, list[float]]) -> list[str]:
     """Lines naming every module whose seconds changed, the largest change first."""
-    names = sorted(set(old) | set(new))
-    delta = {m: new.get(m, [0.0])[0] - old.get(m, [0.0])[0] for m in names}
+    names = set(old) | set(new)
+    before = {m: old[m][0] if m in old else 0.0 for m in names}
+    after = {m: new[m][0] if m in new else 0.0 for m in names}
+    changed = sorted(names, key=lambda m: (-abs(after[m] - before[m]), m))
     return [
-        f"{old.get(m, [0.0])[0]:8.1f} -> {new.get(m, [0.0])[0]:8.1f} s ({delta[m]:+7.1f})  {m}"
-        for m in sorted(names, key=lambda m: -abs(delta[m]))
-        if abs(delta[m]) >= 0.05
+        f"{before[m]:8.1f} -> {after[m]:8.1f} s ({after[m] - before[m]:+7.1f})  {m}"
+        for m in changed
+        if abs(after[m] - before[m]) >= 0.05
     ]
 
 

@@ -21,7 +21,7 @@ SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
 
 def test_a_spark_driver_maps_the_archive_the_run_uses() -> None:
     options = os.environ.get(class_archive.OPTS, "")
-    assert "-XX:SharedArchiveFile=" in options, options
+    assert class_archive.ARCHIVE_OPTION in options, options
     # the same JVM options, with the class loading log on instead of the CDS log off
     logged = options.replace(class_archive.QUIET, "-Xlog:class+load=info")
     done = subprocess.run(

@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 OPTS = "SPARK_SUBMIT_OPTS"
-_ARCHIVE_OPTION = "-XX:SharedArchiveFile="
+ARCHIVE_OPTION = "-XX:SharedArchiveFile="
 # a JVM that cannot map the archive says so on its standard output, and goes on without it
 QUIET = "-Xlog:cds=off,cds+dynamic=off"
 
@@ -84,21 +84,21 @@ def with_class_archive(env: dict[str, str]) -> dict[str, str]:
     """``env`` with the archive in ``SPARK_SUBMIT_OPTS`` (unchanged where none is made or
     one is there already)."""
     base = env.get(OPTS, "")
-    if _ARCHIVE_OPTION in base:
+    if ARCHIVE_OPTION in base:
         return env
     archive = class_archive(base)
     if archive is None:
         return env
-    return {**env, OPTS: f"{base} {_ARCHIVE_OPTION}{archive} {QUIET}".strip()}
+    return {**env, OPTS: f"{base} {ARCHIVE_OPTION}{archive} {QUIET}".strip()}
 
 
 def without_class_archive(env: dict[str, str]) -> dict[str, str]:
     """``env`` without the options :func:`with_class_archive` added, for a JVM of
     another class path."""
     options = env.get(OPTS)
-    if options is None or _ARCHIVE_OPTION not in options:
+    if options is None or ARCHIVE_OPTION not in options:
         return env
-    kept = [o for o in options.split() if not o.startswith(_ARCHIVE_OPTION) and o != QUIET]
+    kept = [o for o in options.split() if not o.startswith(ARCHIVE_OPTION) and o != QUIET]
     return {**env, OPTS: " ".join(kept)}
 
 

@@ -190,6 +190,34 @@ def test_lost_s3_response_on_create_is_settled(s3_server: Any) -> None:
     assert loaded.metadata.properties["s3"] == "yes"
 
 
+def test_a_load_on_s3_lists_each_probed_version_once(s3_server: Any) -> None:
+    # Each probed version has three spellings (plain, .gz.metadata.json,
+    # .metadata.json.gz): one LIST of "v<N>." answers for all three.
+    bucket = s3_server.new_bucket()
+    cat = FileSystemCatalog("s3", f"s3://{bucket}/wh", **s3_server.properties)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", SCHEMA)
+    v2 = changed(table.metadata, v="2").with_previous_metadata(
+        table.metadata_location, table.metadata.last_updated_ms
+    )
+    # Java's gzip spelling, written by another tool without updating the hint.
+    s3_server.client().put_object(
+        Bucket=bucket, Key="wh/db/t/metadata/v2.gz.metadata.json", Body=gzip.compress(v2.to_json())
+    )
+    with s3_server.recording(bucket) as requests:
+        loaded = cat.load_table("db.t")
+    assert loaded.metadata_location == f"s3://{bucket}/wh/db/t/metadata/v2.gz.metadata.json"
+    assert loaded.metadata.properties["v"] == "2"
+    metadata = "wh/db/t/metadata"
+    assert [r.kind for r in requests] == [
+        f"GET {metadata}/version-hint.text",
+        f"LIST {metadata}/v1.",
+        f"LIST {metadata}/v2.",
+        f"LIST {metadata}/v3.",
+        f"GET {metadata}/v2.gz.metadata.json",
+    ]
+
+
 def test_relative_warehouse_is_made_absolute(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
     cat = FileSystemCatalog("rel", "warehouse")

@@ -53,6 +53,22 @@ def test_missing_file_raises_no_such_file_naming_the_path(backend: Backend) -> N
         backend.io.read(path)
 
 
+def test_first_existing_is_the_first_candidate_there(backend: Backend) -> None:
+    spellings = (".metadata.json", ".gz.metadata.json", ".metadata.json.gz")
+    plain, gz, gz_last = (backend.path(f"metadata/v7{ext}") for ext in spellings)
+    candidates = [plain, gz, gz_last]
+    assert backend.io.first_existing(candidates) is None
+    backend.io.write(backend.path("metadata/v70.metadata.json"), b"another version")
+    assert backend.io.first_existing(candidates) is None
+    backend.io.write(gz_last, b"3")
+    assert backend.io.first_existing(candidates) == gz_last
+    backend.io.write(gz, b"2")
+    assert backend.io.first_existing(candidates) == gz
+    assert backend.io.first_existing([gz_last, gz]) == gz_last
+    assert backend.io.first_existing([backend.path("elsewhere/v7.metadata.json"), gz]) == gz
+    assert backend.io.first_existing([]) is None
+
+
 def test_create_if_absent(backend: Backend) -> None:
     path = backend.path("metadata/v1.metadata.json")
     backend.io.create(path, b"first")

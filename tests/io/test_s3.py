@@ -104,6 +104,26 @@ def test_missing_bucket(s3_server: S3TestServer) -> None:
     assert fio.delete_many(["s3://no-such-bucket-xyz/k"]) == []
 
 
+def test_first_existing_asks_once_for_names_in_one_directory(s3_server: S3TestServer) -> None:
+    bucket = s3_server.new_bucket()
+    fio = S3FileIO(s3_server.properties)
+    names = [f"s3://{bucket}/t/metadata/v2{ext}" for ext in (".metadata.json", ".gz.metadata.json")]
+    fio.write(names[1], b"gzip")
+    with s3_server.recording(bucket) as requests:
+        assert fio.first_existing(names) == names[1]
+        # names in two directories, or one name: a HEAD each
+        assert fio.first_existing([f"s3://{bucket}/t/a", f"s3://{bucket}/u/a"]) is None
+        assert fio.first_existing([names[1]]) == names[1]
+    assert [r.kind for r in requests] == [
+        "LIST t/metadata/v2.",
+        "HEAD t/a",
+        "HEAD u/a",
+        "HEAD t/metadata/v2.gz.metadata.json",
+    ]
+    missing = ["s3://no-such-bucket-xyz/m/v1.a", "s3://no-such-bucket-xyz/m/v1.b"]
+    assert fio.first_existing(missing) is None
+
+
 def test_open_input_reads_across_ranged_blocks(
     s3_server: S3TestServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,8 @@ both succeed (seen here with a short thread switch interval). Real S3 applies
 each request atomically. The server below runs moto's own WSGI application and
 request handler, but applies one request at a time, which restores that
 atomicity; it can also lose the response of a request it has applied, to test
-what clients do when they cannot know whether a write landed.
+what clients do when they cannot know whether a write landed, and record the
+requests made on a bucket, to test how many a client needs.
 
 Buckets live in moto's process-wide backend: ``mock_aws`` resets that backend
 when it starts, so create buckets per test with :meth:`S3TestServer.new_bucket`
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ import pytest
 
 __all__ = [
     "AuthenticatedS3",
+    "S3Request",
     "S3TestServer",
     "authenticated_s3",
     "running_authenticated_s3",
@@ -75,6 +78,7 @@ class _OneAtATime:
         self._fail_status = 503
         self._failing: dict[str, int] = {}
         self.failed_puts = 0
+        self.recording: dict[str, list[S3Request]] = {}
 
     def exclusively(self, action: Callable[[], None]) -> None:
         """Run ``action`` while no request is being applied."""
@@ -130,6 +134,7 @@ class _OneAtATime:
             return lambda _data: None
 
         with self._lock:
+            self._record(environ)
             result = self._app(environ, capture)
             try:
                 body = b"".join(result)
@@ -153,12 +158,36 @@ class _OneAtATime:
         start_response(captured["status"], captured["headers"])
         return [body]
 
+    def _record(self, environ: dict[str, Any]) -> None:
+        bucket, _, key = environ.get("PATH_INFO", "").lstrip("/").partition("/")
+        requests = self.recording.get(bucket)
+        if requests is not None:
+            query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+            params = {name: values[-1] for name, values in query.items()}
+            requests.append(S3Request(environ.get("REQUEST_METHOD", ""), key, params))
+
     def _take_fault(self, environ: dict[str, Any]) -> _Fault | None:
         method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
         for i, fault in enumerate(self._faults):
             if fault.method == method and fault.path == path:
                 return self._faults.pop(i)
         return None
+
+
+@dataclass(frozen=True)
+class S3Request:
+    """One request the server applied: its method, object key and query parameters."""
+
+    method: str
+    key: str
+    params: dict[str, str]
+
+    @property
+    def kind(self) -> str:
+        """``HEAD key``, ``GET key``, ``PUT key``, ``LIST prefix`` ...: what a test compares."""
+        if self.method == "GET" and not self.key and "list-type" in self.params:
+            return f"LIST {self.params.get('prefix', '')}"
+        return f"{self.method} {self.key}"
 
 
 @dataclass
@@ -217,6 +246,16 @@ class S3TestServer:
     def failed_puts(self) -> int:
         """How many PUTs :meth:`fail_puts` refused so far."""
         return self._app.failed_puts
+
+    @contextlib.contextmanager
+    def recording(self, bucket: str) -> Iterator[list[S3Request]]:
+        """The requests applied on ``bucket`` while the block runs, in order."""
+        requests: list[S3Request] = []
+        self._app.exclusively(lambda: self._app.recording.__setitem__(bucket, requests))
+        try:
+            yield requests
+        finally:
+            self._app.exclusively(lambda: self._app.recording.pop(bucket, None))
 
     def lose_next_response(self, method: str, bucket: str, key: str, status: int = 500) -> None:
         """Apply the next ``method`` request on ``bucket/key`` but answer it with

@@ -157,10 +157,7 @@ class FileSystemCatalog(Catalog):
         return found
 
     def _find_version(self, directory: str, version: int) -> str | None:
-        for candidate in hadoop_metadata_candidates(directory + "/metadata", version):
-            if self._io.exists(candidate):
-                return candidate
-        return None
+        return self._io.first_existing(hadoop_metadata_candidates(directory + "/metadata", version))
 
     def _read_hint(self, directory: str) -> int | None:
         path = f"{directory}/metadata/{VERSION_HINT}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import types
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
@@ -112,6 +112,12 @@ class FileIO(ABC):
     @abstractmethod
     def exists(self, path: str) -> bool:
         """Whether a file (not a directory) exists at ``path``."""
+
+    def first_existing(self, paths: Sequence[str]) -> str | None:
+        """The first of ``paths`` that exists as a file, or None: the candidate names of
+        one file, such as a metadata version's three spellings. Here one :meth:`exists`
+        per path, in order; an object store may answer them all with one request."""
+        return next((path for path in paths if self.exists(path)), None)
 
     @abstractmethod
     def size(self, path: str) -> int:

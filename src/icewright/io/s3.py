@@ -20,8 +20,9 @@ write is in flight), so of several racing creators exactly one wins.
 from __future__ import annotations
 
 import io
+import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
@@ -190,6 +191,33 @@ class S3FileIO(FileIO):
                 return False
             raise
         return True
+
+    def first_existing(self, paths: Sequence[str]) -> str | None:
+        """The first of ``paths`` that exists, or None. Paths in one "directory" that
+        share a longer key prefix (``v7.metadata.json``, ``v7.gz.metadata.json``,
+        ``v7.metadata.json.gz``) are answered by one LIST of that prefix instead of a
+        HEAD each (S3's listings are strongly consistent); other paths by HEADs."""
+        objects = [_split_object(path) for path in paths]
+        keys = [key for _, key in objects]
+        prefix = os.path.commonprefix(keys)  # noqa: RUF071 - a key prefix, not a path
+        directory = prefix.rpartition("/")[0]
+        if (
+            len(paths) < 2
+            or len({bucket for bucket, _ in objects}) != 1
+            or any(key.rpartition("/")[0] != directory for key in keys)
+            or len(prefix) <= len(directory) + 1
+        ):
+            return super().first_existing(paths)
+        try:
+            page = self.client.list_objects_v2(Bucket=objects[0][0], Prefix=prefix)
+        except Exception as e:
+            if _error_code(e) in _NOT_FOUND_CODES:
+                return None
+            raise
+        if page.get("IsTruncated"):
+            return super().first_existing(paths)
+        listed = {obj["Key"] for obj in page.get("Contents", ())}
+        return next((path for path, key in zip(paths, keys, strict=True) if key in listed), None)
 
     def size(self, path: str) -> int:
         """The object's size in bytes; ``NoSuchFile`` if it is missing."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from icewright.catalog import FileSystemCatalog, Identifier
+from icewright.catalog import FileSystemCatalog, Identifier, Table
 from icewright.errors import NamespaceAlreadyExists, TableAlreadyExists, ValidationError
 from icewright.spec.new_table import new_table_metadata
 from icewright.spec.partitioning import UNPARTITIONED_PARTITION_SPEC
@@ -105,14 +105,19 @@ def test_table_written_in_java_hadoop_layout(tmp_path: Path) -> None:
     }
 
 
-def test_gzip_versions_are_probed_and_written(fs: FileSystemCatalog) -> None:
-    table = fs.create_table("db.t", SCHEMA)
-    metadata_dir = Path(table.location) / "metadata"
+def _gzip_v2(table: Table) -> bytes:
+    """Version 2 of ``table`` in Java's gzip spelling, as another tool writes it (without
+    updating the hint)."""
     v2 = changed(table.metadata, v="2").with_previous_metadata(
         table.metadata_location, table.metadata.last_updated_ms
     )
-    # Java's gzip spelling, written by another tool without updating the hint.
-    (metadata_dir / "v2.gz.metadata.json").write_bytes(gzip.compress(v2.to_json()))
+    return gzip.compress(v2.to_json())
+
+
+def test_gzip_versions_are_probed_and_written(fs: FileSystemCatalog) -> None:
+    table = fs.create_table("db.t", SCHEMA)
+    metadata_dir = Path(table.location) / "metadata"
+    (metadata_dir / "v2.gz.metadata.json").write_bytes(_gzip_v2(table))
     loaded = fs.load_table("db.t")
     assert loaded.metadata_location.endswith("/v2.gz.metadata.json")
     assert loaded.metadata.properties["v"] == "2"
@@ -197,12 +202,8 @@ def test_a_load_on_s3_lists_each_probed_version_once(s3_server: Any) -> None:
     cat = FileSystemCatalog("s3", f"s3://{bucket}/wh", **s3_server.properties)
     cat.create_namespace("db")
     table = cat.create_table("db.t", SCHEMA)
-    v2 = changed(table.metadata, v="2").with_previous_metadata(
-        table.metadata_location, table.metadata.last_updated_ms
-    )
-    # Java's gzip spelling, written by another tool without updating the hint.
     s3_server.client().put_object(
-        Bucket=bucket, Key="wh/db/t/metadata/v2.gz.metadata.json", Body=gzip.compress(v2.to_json())
+        Bucket=bucket, Key="wh/db/t/metadata/v2.gz.metadata.json", Body=_gzip_v2(table)
     )
     with s3_server.recording(bucket) as requests:
         loaded = cat.load_table("db.t")
